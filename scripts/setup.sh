@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Everything a fresh machine needs, idempotent and quick the second time: a virtualenv (.venv)
+# with the project and its test tools, Debian's redis-server, and the Kafka jars from Maven
+# Central (cached in ~/.m2; pip's downloads are cached in ~/.cache/pip).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+python=${PYTHON:-python3}
+"$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+  || { echo "setup: Python 3.11 or newer is needed (set PYTHON=...)" >&2; exit 1; }
+[ -x .venv/bin/python ] || "$python" -m venv .venv
+
+stamp=.venv/.installed-from
+want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "setup: installing Python packages into .venv" >&2
+  { .venv/bin/pip install --upgrade pip && .venv/bin/pip install -e '.[test,dev]'; } \
+    > .venv/pip-install.log 2>&1 || { tail -40 .venv/pip-install.log; exit 1; }
+  echo "$want" > "$stamp"
+fi
+
+bash stack/local-stack.sh install

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# The project's local services, without Docker: a real Apache Kafka broker (KRaft, single node,
+# jars from Maven Central) and Debian's redis-server, both on 127.0.0.1.
+#
+#   stack/local-stack.sh install   fetch the Kafka jars (cached in ~/.m2); install redis-server
+#   stack/local-stack.sh up        start both (installing first if needed); wait until ready
+#   stack/local-stack.sh down      stop what `up` started
+#   stack/local-stack.sh status    print what runs
+#   stack/local-stack.sh running   exit 0 if both answer (for scripts)
+#
+# State (jars, data, logs, pids) lives in .stack/ at the repository root.
+# Ports: DEDUP_STACK_KAFKA_PORT (9092), DEDUP_STACK_CONTROLLER_PORT (9093),
+# DEDUP_STACK_REDIS_PORT (6379).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(dirname "$here")
+state="$root/.stack"
+libs="$state/kafka-libs"
+kafka_port=${DEDUP_STACK_KAFKA_PORT:-9092}
+controller_port=${DEDUP_STACK_CONTROLLER_PORT:-9093}
+redis_port=${DEDUP_STACK_REDIS_PORT:-6379}
+
+log() { echo "local-stack: $*" >&2; }
+
+install_redis() {
+  command -v redis-server >/dev/null && return
+  log "installing redis-server from Debian"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq redis-server >/dev/null
+  # Debian's package starts a system service on 6379; the stack runs its own.
+  $sudo service redis-server stop >/dev/null 2>&1 || true
+}
+
+install_kafka() {
+  [ -f "$libs/.complete" ] && return
+  command -v mvn >/dev/null || { log "mvn not found: install Maven (apt-get install maven)"; exit 1; }
+  log "fetching the Kafka jars from Maven Central"
+  rm -rf "$libs"
+  mvn -B -q -Dstyle.color=never -f "$here/pom.xml" dependency:copy-dependencies \
+    -DincludeScope=runtime -DoutputDirectory="$libs"
+  touch "$libs/.complete"
+}
+
+pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...
+  local seconds=$1 what=$2; shift 2
+  for _ in $(seq $((seconds * 5))); do
+    "$@" >/dev/null 2>&1 && return 0
+    sleep 0.2
+  done
+  log "$what not ready after ${seconds}s"
+  return 1
+}
+
+redis_up() {
+  if redis-cli -p "$redis_port" ping >/dev/null 2>&1; then
+    log "redis already answers on 127.0.0.1:$redis_port"
+    return
+  fi
+  mkdir -p "$state/redis"
+  redis-server --bind 127.0.0.1 --port "$redis_port" --dir "$state/redis" \
+    --appendonly yes --appendfsync everysec --save "" --daemonize yes \
+    --pidfile "$state/redis.pid" --logfile "$state/redis.log"
+  wait_for 20 redis redis-cli -p "$redis_port" ping || { tail -20 "$state/redis.log"; exit 1; }
+  log "redis ready on 127.0.0.1:$redis_port"
+}
+
+kafka_config() {
+  cat > "$state/server.properties" <<PROPS
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$controller_port
+controller.listener.names=CONTROLLER
+listeners=PLAINTEXT://127.0.0.1:$kafka_port,CONTROLLER://127.0.0.1:$controller_port
+advertised.listeners=PLAINTEXT://127.0.0.1:$kafka_port
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$state/kafka-data
+num.partitions=1
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=1
+group.initial.rebalance.delay.ms=0
+auto.create.topics.enable=true
+PROPS
+}
+
+kafka_up() {
+  if pid_alive "$state/kafka.pid"; then
+    log "kafka already running (pid $(cat "$state/kafka.pid"))"
+    return
+  fi
+  if (exec 3<>"/dev/tcp/127.0.0.1/$kafka_port") 2>/dev/null; then
+    log "port $kafka_port is taken by another process; set DEDUP_STACK_KAFKA_PORT"
+    exit 1
+  fi
+  kafka_config
+  local java_opts=(-Xms256m -Xmx512m -XX:+UseG1GC -Djava.awt.headless=true
+    "-Dlog4j2.configurationFile=$here/log4j2.properties" "-Dkafka.logs.dir=$state")
+  java "${java_opts[@]}" -cp "$libs/*" kafka.tools.StorageTool format \
+    -t dedup-local-stack-000001 -c "$state/server.properties" --ignore-formatted \
+    > "$state/kafka-format.log" 2>&1 || { cat "$state/kafka-format.log"; exit 1; }
+  : > "$state/kafka.log"
+  nohup java "${java_opts[@]}" -cp "$libs/*" kafka.Kafka "$state/server.properties" \
+    >> "$state/kafka.log" 2>&1 &
+  echo $! > "$state/kafka.pid"
+  # An open port is not enough: the broker accepts connections before it is ready.
+  wait_for 90 kafka grep -q "Kafka Server started" "$state/kafka.log" \
+    || { tail -30 "$state/kafka.log"; exit 1; }
+  log "kafka ready on 127.0.0.1:$kafka_port"
+}
+
+stop_pid() {  # stop_pid PIDFILE NAME
+  local pidfile=$1 name=$2
+  pid_alive "$pidfile" || { rm -f "$pidfile"; return 0; }
+  local pid; pid=$(cat "$pidfile")
+  kill "$pid"
+  for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+  kill -0 "$pid" 2>/dev/null && { log "$name did not stop in 30s; killing"; kill -9 "$pid"; }
+  rm -f "$pidfile"
+  log "$name stopped"
+}
+
+case "${1:-}" in
+  install) mkdir -p "$state"; install_redis; install_kafka ;;
+  up) mkdir -p "$state"; install_redis; install_kafka; redis_up; kafka_up ;;
+  down) stop_pid "$state/kafka.pid" kafka; stop_pid "$state/redis.pid" redis ;;
+  running)
+    pid_alive "$state/kafka.pid" && redis-cli -p "$redis_port" ping >/dev/null 2>&1 ;;
+  status)
+    pid_alive "$state/kafka.pid" && echo "kafka: running (pid $(cat "$state/kafka.pid"))" \
+      || echo "kafka: stopped"
+    redis-cli -p "$redis_port" ping >/dev/null 2>&1 && echo "redis: answers on $redis_port" \
+      || echo "redis: stopped" ;;
+  *) echo "usage: $0 install|up|down|status|running" >&2; exit 2 ;;
+esac

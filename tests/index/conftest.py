@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+import itertools
+import uuid
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+import redis.asyncio as aioredis
+
+from worker.index import Index, MemoryIndex, RedisIndex
+
+MakeIndex = Callable[..., Index]
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def make_index(request: pytest.FixtureRequest) -> AsyncIterator[MakeIndex]:
+    """Builds indexes of one kind; the contract tests run once against each kind."""
+    if request.param == "memory":
+        ticks = itertools.count(1_700_000_000_000, 5)
+        yield lambda threshold=3: MemoryIndex(threshold, clock_ms=lambda: next(ticks))
+        return
+    client = aioredis.Redis.from_url(request.getfixturevalue("redis_url"))
+    await client.flushdb()
+    namespace = uuid.uuid4().hex[:8]
+    yield lambda threshold=3: RedisIndex(client, namespace, threshold)
+    await client.aclose()

@@ -1,0 +1,158 @@
+"""The index contract, run against the in-memory index and the Redis index alike."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import xxhash
+
+from tests.index.conftest import MakeIndex
+from worker.index import Index
+from worker.verdict import IdConflict, Kind, Probe, Verdict
+
+
+def probe(id: str, fp: int | None, content: str | None = None) -> Probe:
+    """A probe whose content hash comes from `content` (default: unique to the id)."""
+    digest = xxhash.xxh3_128_digest((content if content is not None else f"text of {id}").encode())
+    return Probe(id, digest, fp)
+
+
+def flip(fp: int, bits: list[int]) -> int:
+    for b in bits:
+        fp ^= 1 << b
+    return fp
+
+
+async def one(index: Index, p: Probe) -> Verdict:
+    [outcome] = await index.check_and_insert([p])
+    assert isinstance(outcome, Verdict)
+    # Tie-breaks use first-seen times in ms; keep the inserts of a test in distinct ms.
+    await asyncio.sleep(0.003)
+    return outcome
+
+
+BASE = 0xF0E1D2C3B4A59687  # top bit set: fingerprints are unsigned
+
+
+async def test_first_is_unique_then_near_duplicate_with_its_distance(
+        make_index: MakeIndex) -> None:
+    index = make_index()
+    first = await one(index, probe("a", BASE))
+    assert first.kind is Kind.UNIQUE and first.duplicate_of is None and first.distance is None
+    assert first.fingerprint == BASE and not first.replayed
+    second = await one(index, probe("b", flip(BASE, [0, 40, 63])))
+    assert second.kind is Kind.NEAR
+    assert (second.duplicate_of, second.distance) == ("a", 3)
+    assert second.duplicate_of_fingerprint == BASE
+
+
+async def test_beyond_the_threshold_is_unique(make_index: MakeIndex) -> None:
+    index = make_index()
+    await one(index, probe("a", BASE))
+    assert (await one(index, probe("b", flip(BASE, [1, 2, 3, 4])))).kind is Kind.UNIQUE
+
+
+async def test_exact_content_is_an_exact_duplicate(make_index: MakeIndex) -> None:
+    index = make_index()
+    await one(index, probe("a", BASE, content="same"))
+    v = await one(index, probe("b", BASE, content="same"))
+    assert (v.kind, v.duplicate_of, v.distance, v.duplicate_of_fingerprint) == (
+        Kind.EXACT, "a", 0, BASE)
+
+
+async def test_exact_matching_works_without_fingerprints(make_index: MakeIndex) -> None:
+    index = make_index()
+    assert (await one(index, probe("a", None, content="short"))).kind is Kind.UNIQUE
+    v = await one(index, probe("b", None, content="short"))
+    assert (v.kind, v.duplicate_of, v.fingerprint, v.duplicate_of_fingerprint) == (
+        Kind.EXACT, "a", None, None)
+    assert (await one(index, probe("c", None, content="other"))).kind is Kind.UNIQUE
+
+
+async def test_the_closest_match_wins(make_index: MakeIndex) -> None:
+    index = make_index()
+    await one(index, probe("far", flip(BASE, [1, 2, 3])))
+    await one(index, probe("near", flip(BASE, [60, 61, 62, 63, 10, 11, 12])))  # unrelated to far
+    await one(index, probe("nearest", flip(BASE, [9])))
+    v = await one(index, probe("new", BASE))
+    assert (v.duplicate_of, v.distance) == ("nearest", 1)
+
+
+async def test_equal_distance_goes_to_the_earliest(make_index: MakeIndex) -> None:
+    index = make_index()
+    await one(index, probe("z-first", flip(BASE, [5, 6])))
+    await one(index, probe("a-second", flip(BASE, [50, 51])))
+    v = await one(index, probe("new", BASE))
+    assert (v.duplicate_of, v.distance) == ("z-first", 2)
+
+
+async def test_redelivery_gets_the_same_verdict_and_never_itself(make_index: MakeIndex) -> None:
+    index = make_index()
+    a = await one(index, probe("a", BASE))
+    b = await one(index, probe("b", flip(BASE, [7])))
+    again_a = await one(index, probe("a", BASE))
+    again_b = await one(index, probe("b", flip(BASE, [7])))
+    assert again_a.replayed and again_b.replayed
+    assert again_a.kind is Kind.UNIQUE and again_a.duplicate_of is None
+    for first, again in ((a, again_a), (b, again_b)):
+        assert (again.kind, again.duplicate_of, again.distance, again.duplicate_of_fingerprint,
+                again.seen_at_ms) == (first.kind, first.duplicate_of, first.distance,
+                                      first.duplicate_of_fingerprint, first.seen_at_ms)
+
+
+async def test_same_id_with_other_content_is_a_conflict(make_index: MakeIndex) -> None:
+    index = make_index()
+    await one(index, probe("a", BASE, content="v1"))
+    [outcome] = await index.check_and_insert([probe("a", BASE, content="v2")])
+    assert outcome == IdConflict("a")
+
+
+async def test_duplicates_are_not_indexed_so_alerts_point_at_originals(
+        make_index: MakeIndex) -> None:
+    index = make_index()
+    await one(index, probe("a", BASE))
+    b = await one(index, probe("b", flip(BASE, [1, 2])))
+    assert b.duplicate_of == "a"
+    c = await one(index, probe("c", flip(BASE, [1, 2, 3, 4])))  # 2 from b, 4 from a
+    assert c.kind is Kind.UNIQUE
+    d = await one(index, probe("d", BASE, content="text of b"))  # exact copy of b's text
+    assert (d.kind, d.duplicate_of, d.distance) == (Kind.NEAR, "a", 0)
+
+
+async def test_a_batch_is_decided_in_order(make_index: MakeIndex) -> None:
+    index = make_index()
+    outcomes = await index.check_and_insert([
+        probe("a", BASE), probe("b", flip(BASE, [3])), probe("a", BASE),
+        probe("c", BASE, content="text of a"),
+    ])
+    kinds = [(o.kind, o.duplicate_of, o.replayed) for o in outcomes if isinstance(o, Verdict)]
+    assert kinds == [(Kind.UNIQUE, None, False), (Kind.NEAR, "a", False),
+                     (Kind.UNIQUE, None, True), (Kind.EXACT, "a", False)]
+    assert await index.check_and_insert([]) == []
+
+
+async def test_distances_are_exact_at_every_bit_count(make_index: MakeIndex) -> None:
+    index = make_index(15)  # 16 bands of 4 bits
+    rng = random.Random(42)
+    for d in range(16):
+        base = rng.getrandbits(64)
+        await one(index, probe(f"orig{d}", base))
+        moved = flip(base, rng.sample(range(64), d))
+        v = await one(index, probe(f"copy{d}", moved))
+        assert (v.kind, v.duplicate_of, v.distance) == (Kind.NEAR, f"orig{d}", d), d
+
+
+async def test_threshold_zero_matches_identical_fingerprints_only(make_index: MakeIndex) -> None:
+    index = make_index(0)
+    await one(index, probe("a", BASE))
+    assert (await one(index, probe("b", flip(BASE, [0])))).kind is Kind.UNIQUE
+    v = await one(index, probe("c", BASE))
+    assert (v.kind, v.duplicate_of, v.distance) == (Kind.NEAR, "a", 0)
+
+
+async def test_unicode_ids(make_index: MakeIndex) -> None:
+    index = make_index()
+    await one(index, probe("新闻-ü-1", BASE))
+    v = await one(index, probe("新闻-ü-2", flip(BASE, [3])))
+    assert v.duplicate_of == "新闻-ü-1"

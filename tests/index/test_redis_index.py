@@ -1,0 +1,88 @@
+"""What only the Redis index has to show: its layout record, namespaces, and atomicity
+between independent clients."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import pytest
+import redis.asyncio as aioredis
+
+from tests.index.test_contract import flip, probe
+from worker.errors import IndexUnavailable, LayoutMismatch
+from worker.index import RedisIndex
+from worker.index.keys import namespace_prefix
+from worker.verdict import Kind, Verdict
+
+
+async def test_layout_is_recorded_and_a_different_threshold_is_refused(
+        redis_client: aioredis.Redis) -> None:
+    await RedisIndex(redis_client, "news", 3).ensure_layout()
+    await RedisIndex(redis_client, "news", 3).ensure_layout()  # same layout: fine
+    with pytest.raises(LayoutMismatch, match="threshold"):
+        await RedisIndex(redis_client, "news", 5).ensure_layout()
+    await RedisIndex(redis_client, "other", 5).ensure_layout()  # another namespace: fine
+
+
+async def test_namespaces_are_independent(redis_client: aioredis.Redis) -> None:
+    a, b = RedisIndex(redis_client, "ns-a"), RedisIndex(redis_client, "ns-b")
+    await a.check_and_insert([probe("x", 123, "same")])
+    [v] = await b.check_and_insert([probe("y", 123, "same")])
+    assert isinstance(v, Verdict) and v.kind is Kind.UNIQUE
+
+
+async def test_every_key_carries_the_namespace_hash_tag(redis_client: aioredis.Redis) -> None:
+    index = RedisIndex(redis_client, "tagged")
+    await index.ensure_layout()
+    await index.check_and_insert([probe("x", 0xABCDEF0123456789)])
+    keys = [k.decode() for k in await redis_client.keys("*")]
+    assert keys and all(k.startswith(namespace_prefix("tagged")) for k in keys)
+    assert namespace_prefix("tagged") == "dedup:{tagged}:"
+
+
+async def test_bucket_entries_are_8_byte_fingerprint_plus_id_scored_by_time(
+        redis_client: aioredis.Redis) -> None:
+    index = RedisIndex(redis_client, "layout")
+    fp = 0x0123456789ABCDEF
+    [v] = await index.check_and_insert([probe("doc-1", fp)])
+    assert isinstance(v, Verdict)
+    for key in index.bucket_keys(fp):
+        members = await redis_client.zrange(key, 0, -1, withscores=True)
+        assert members == [(fp.to_bytes(8, "big") + b"doc-1", float(v.seen_at_ms))]
+
+
+async def test_concurrent_clients_never_both_call_a_pair_unique(
+        redis_url: str, redis_client: aioredis.Redis) -> None:
+    """Two clients race with 300 near-duplicate pairs, each pair split between them."""
+    rng = random.Random(9)
+    pairs = []
+    for i in range(300):
+        base = rng.getrandbits(64)
+        pairs.append((probe(f"p{i}-x", base), probe(f"p{i}-y", flip(base, rng.sample(range(64),
+                                                                                    2)))))
+    clients = [aioredis.Redis.from_url(redis_url) for _ in range(2)]
+    indexes = [RedisIndex(c, "race") for c in clients]
+
+    async def run(side: int) -> list[Verdict]:
+        out = []
+        for pair in pairs:
+            [v] = await indexes[side].check_and_insert([pair[side]])
+            assert isinstance(v, Verdict)
+            out.append(v)
+        return out
+
+    xs, ys = await asyncio.gather(run(0), run(1))
+    for x, y in zip(xs, ys, strict=True):
+        assert [x.kind is Kind.UNIQUE, y.kind is Kind.UNIQUE].count(True) == 1, (x, y)
+        dup = y if x.kind is Kind.UNIQUE else x
+        assert dup.duplicate_of == (x if dup is y else y).id and dup.distance == 2
+    for c in clients:
+        await c.aclose()
+
+
+async def test_unreachable_redis_is_translated() -> None:
+    index = RedisIndex.from_url("redis://127.0.0.1:1/0")
+    with pytest.raises(IndexUnavailable, match="cannot be reached"):
+        await index.check_and_insert([probe("a", 1)])
+    await index.close()

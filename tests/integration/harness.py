@@ -1,0 +1,176 @@
+"""Running real worker processes against real Kafka and Redis, and reading what they emit."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+
+from worker.kafka import ensure_topics
+from worker.settings import ENV, Settings
+
+
+@dataclass
+class Stack:
+    """One test's private set of topics, namespace and consumer group."""
+
+    kafka: str
+    redis_url: str
+    name: str
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def settings(self) -> Settings:
+        return Settings.from_env(self.env())
+
+    def env(self) -> dict[str, str]:
+        values = {
+            "kafka_bootstrap": self.kafka,
+            "redis_url": self.redis_url,
+            "namespace": self.name,
+            "app_id": f"dedup-test-{self.name}",
+            "input_topic": f"{self.name}.articles",
+            "unique_topic": f"{self.name}.unique",
+            "duplicates_topic": f"{self.name}.duplicates",
+            "rejected_topic": f"{self.name}.rejected",
+            "input_partitions": "4",
+        }
+        env = {ENV[k]: v for k, v in values.items()}
+        env.update(self.extra_env)
+        return env
+
+    @property
+    def outputs(self) -> dict[str, str]:
+        s = self.settings
+        return {"unique": s.unique_topic, "duplicates": s.duplicates_topic,
+                "rejected": s.rejected_topic}
+
+    def create_topics(self) -> None:
+        asyncio.run(ensure_topics(self.settings))
+
+
+class WorkerProcess:
+    """`python -m worker worker` as a child process, logging to a file."""
+
+    def __init__(self, stack: Stack, log_path: Path) -> None:
+        self.log_path = log_path
+        env = {**os.environ, **stack.env(), "PYTHONUNBUFFERED": "1"}
+        self._log = log_path.open("wb")
+        self.proc = subprocess.Popen([sys.executable, "-m", "worker", "worker"], env=env,
+                                     stdout=self._log, stderr=subprocess.STDOUT)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while "Worker]: Ready" not in self.log():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"worker did not start:\n{self.log()[-3000:]}")
+            time.sleep(0.2)
+
+    def assigned(self, topic: str) -> str | None:
+        """The partitions of `topic` in faust's last assignment table, as faust prints them
+        (e.g. "{0-1}"), or None when it holds none."""
+        table = self.log().rsplit("Setting newly assigned partitions", 1)
+        if len(table) < 2:
+            return None
+        for line in table[1].splitlines():
+            cells = [c.strip() for c in line.split("|")]
+            if len(cells) > 2 and cells[1] == topic:
+                return cells[2]
+        return None
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+
+
+def produce(kafka: str, topic: str, messages: list[tuple[bytes | None, bytes | None, int | None]]
+            ) -> None:
+    """Send (key, value, partition) triples in order; None partition: by key."""
+
+    async def run() -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=kafka, acks="all",
+                                    max_request_size=4 * 1024 * 1024)
+        await producer.start()
+        try:
+            pending = [await producer.send(topic, value, key=key, partition=partition)
+                       for key, value, partition in messages]
+            await asyncio.gather(*pending)
+        finally:
+            await producer.stop()
+
+    asyncio.run(run())
+
+
+def collect(kafka: str, topics: dict[str, str], expected: int, timeout: float = 90,
+            quiet: float = 3.0) -> dict[str, list[dict[str, Any]]]:
+    """Everything on `topics` (name -> topic) from the beginning, once `expected` messages have
+    arrived and `quiet` seconds passed without more. Fails on timeout."""
+
+    async def run() -> dict[str, list[dict[str, Any]]]:
+        consumer = AIOKafkaConsumer(bootstrap_servers=kafka, group_id=None,
+                                    enable_auto_commit=False)
+        await consumer.start()
+        try:
+            by_topic = {topic: name for name, topic in topics.items()}
+            parts = [TopicPartition(t, p) for t in by_topic
+                     for p in (consumer.partitions_for_topic(t) or await _partitions(consumer, t))]
+            consumer.assign(parts)
+            await consumer.seek_to_beginning(*parts)
+            out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+            count, deadline, last = 0, time.monotonic() + timeout, time.monotonic()
+            while True:
+                batch = await consumer.getmany(timeout_ms=200)
+                for tp, records in batch.items():
+                    for r in records:
+                        out[by_topic[tp.topic]].append(json.loads(r.value))
+                        count += 1
+                        last = time.monotonic()
+                now = time.monotonic()
+                if count >= expected and now - last >= quiet:
+                    return dict(out)
+                if now > deadline:
+                    raise AssertionError(f"got {count} of {expected} messages: "
+                                         f"{ {k: len(v) for k, v in out.items()} }")
+        finally:
+            await consumer.stop()
+
+    return asyncio.run(run())
+
+
+async def _partitions(consumer: AIOKafkaConsumer, topic: str) -> set[int]:
+    await consumer._client.force_metadata_update()
+    return consumer.partitions_for_topic(topic) or set()
+
+
+def group_members(kafka: str, group: str) -> int:
+    async def run() -> int:
+        admin = AIOKafkaAdminClient(bootstrap_servers=kafka)
+        await admin.start()
+        try:
+            [description] = await admin.describe_consumer_groups([group])
+            groups = description.groups
+            return len(groups[0][5]) if groups and groups[0][2] == "Stable" else 0
+        finally:
+            await admin.close()
+
+    return asyncio.run(run())

@@ -1,0 +1,224 @@
+"""The whole path on real services: Kafka in, worker process, Redis index, verdicts out."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import redis
+
+from tests.corpus import lee_articles
+from tests.integration.harness import Stack, WorkerProcess, collect, group_members, produce
+from tests.schemas import validate
+from worker.fingerprint import Fingerprinter
+from worker.simhash import hamming
+
+pytestmark = pytest.mark.integration
+fingerprint = Fingerprinter()
+THRESHOLD = 3
+MAX_BYTES = 200_000
+
+
+def _fp(text: str) -> int:
+    value = fingerprint(text).simhash
+    assert value is not None
+    return value
+
+
+def originals(count: int) -> list[str]:
+    """`count` real news articles, long enough to fingerprint, no two of them alike (the corpus
+    holds a few repeated articles of its own; they are left out)."""
+    texts: list[str] = []
+    fps: list[int] = []
+    for text in lee_articles():
+        if len(text.split()) >= 60:
+            fp = _fp(text)
+            if all(hamming(fp, other) > 10 for other in fps):
+                texts.append(text)
+                fps.append(fp)
+    assert len(texts) >= count
+    return texts[:count]
+
+
+def one_word_edit(text: str, rng: random.Random, tag: str) -> tuple[str, int]:
+    """`text` with one word replaced, chosen so that the copy lands within THRESHOLD bits:
+    a one-word edit moves 0-4 bits of a 200-word text (see docs for how often)."""
+    words = text.split()
+    for _ in range(50):
+        i = rng.randrange(len(words))
+        edited = " ".join([*words[:i], f"{tag}word", *words[i + 1:]])
+        distance = hamming(_fp(text), _fp(edited))
+        if distance <= THRESHOLD:
+            return edited, distance
+    raise AssertionError("no one-word edit within the threshold")
+
+
+def article(id: str, text: str) -> bytes:
+    return json.dumps({"id": id, "text": text, "source": "lee"}).encode()
+
+
+def malformed() -> list[tuple[bytes | None, str]]:
+    """20 bad messages and the dead-letter reason each must get."""
+    cases: list[tuple[bytes | None, str]] = [
+        (b"{not json", "invalid_json"),
+        (b"", "empty_message"),
+        (None, "empty_message"),
+        (b"\xff\xfe\xfd", "invalid_utf8"),
+        (b"[1, 2, 3]", "not_an_object"),
+        (b'"just a string"', "not_an_object"),
+        (b'{"text": "no id here"}', "missing_field"),
+        (b'{"id": "m-no-text"}', "missing_field"),
+        (b'{"id": 17, "text": "numeric id"}', "wrong_type"),
+        (b'{"id": "m-num", "text": 3.14}', "wrong_type"),
+        (b'{"id": "m-list", "text": ["a", "b"]}', "wrong_type"),
+        (b'{"id": "", "text": "blank id"}', "invalid_value"),
+        (b'{"id": "m-blank", "text": "   "}', "invalid_value"),
+        (b'{"id": "m-sur", "text": "lone \\udc00 surrogate"}', "invalid_value"),
+        (b'{"id": "m-ver", "text": "t", "schema_version": 9}', "unsupported_version"),
+        (b"[" * 5000 + b"]" * 5000, "invalid_json"),
+        (b'{"id": "m-nan", "text": NaN}', "invalid_json"),
+        (json.dumps({"id": "m-big", "text": "word " * 50_000}).encode(), "too_large"),
+        (b"null", "not_an_object"),
+        (b"\x00\x01\x02 binary", "invalid_json"),
+    ]
+    assert len(cases) == 20
+    return cases
+
+
+@dataclass
+class Planted:
+    messages: list[tuple[bytes | None, bytes | None, int | None]]
+    original_ids: list[str]
+    copies: dict[str, tuple[str, str, int]]  # id -> (kind, original id, distance)
+    bad_reasons: list[str]
+
+
+def plant_300() -> tuple[Planted, Planted]:
+    """220 originals; then 40 one-word edits, 20 exact copies and 20 malformed messages."""
+    rng = random.Random(2026)
+    texts = originals(220)
+    first = Planted([(f"orig-{i}".encode(), article(f"orig-{i}", t), None)
+                     for i, t in enumerate(texts)], [f"orig-{i}" for i in range(220)], {}, [])
+    later = Planted([], [], {}, [])
+    for n, i in enumerate(rng.sample(range(220), 60)):
+        if n < 40:
+            text, distance = one_word_edit(texts[i], rng, f"e{n}")
+            cid, kind = f"edit-{n}", "near"
+        else:
+            # half verbatim, half with case, whitespace and punctuation changed
+            text = texts[i] if n % 2 else "  " + texts[i].upper().replace(",", " ;") + "!"
+            cid, kind, distance = f"copy-{n}", "exact", 0
+        later.messages.append((cid.encode(), article(cid, text), None))
+        later.copies[cid] = (kind, f"orig-{i}", distance)
+    for value, reason in malformed():
+        later.messages.append((b"bad", value, None))
+        later.bad_reasons.append(reason)
+    rng.shuffle(later.messages)
+    assert len(first.messages) + len(later.messages) == 300
+    return first, later
+
+
+def _without_source(messages: list[dict[str, Any]]) -> list[str]:
+    return sorted(json.dumps({k: v for k, v in m.items() if k != "source"}, sort_keys=True)
+                  for m in messages)
+
+
+def test_300_articles_end_to_end_then_resent(
+        stack: Stack, start_worker: Callable[[Stack], WorkerProcess]) -> None:
+    stack.extra_env["DEDUP_MAX_MESSAGE_BYTES"] = str(MAX_BYTES)
+    first, later = plant_300()
+    worker = start_worker(stack)
+    worker.wait_ready()
+    topic = stack.settings.input_topic
+
+    # Originals first and wait for them: first seen wins, and across partitions "first" is
+    # only defined by what the worker has already decided.
+    produce(stack.kafka, topic, first.messages)
+    collect(stack.kafka, stack.outputs, expected=220, quiet=0.5)
+    produce(stack.kafka, topic, later.messages)
+    out = collect(stack.kafka, stack.outputs, expected=300)
+
+    unique, dups, dead = out.get("unique", []), out.get("duplicates", []), out.get("rejected", [])
+    for name, messages in (("unique", unique), ("duplicate", dups), ("rejected", dead)):
+        for m in messages:
+            validate(name, m)
+
+    assert sorted(m["id"] for m in unique) == sorted(first.original_ids)
+    found = {m["id"]: (m["kind"], m["duplicate_of"], m["distance"]) for m in dups}
+    assert found == later.copies
+    assert len(dups) == 60
+    for m in dups:
+        assert m["id"] != m["duplicate_of"]
+        assert hamming(int(m["fingerprint"], 16), int(m["duplicate_of_fingerprint"], 16)) \
+            == m["distance"]
+    assert sorted(m["reason"] for m in dead) == sorted(later.bad_reasons)
+    assert all(m["detail"] for m in dead)
+
+    # Redelivery: the same 300 messages again give the same verdicts, and no self-duplicates.
+    produce(stack.kafka, topic, first.messages + later.messages)
+    again = collect(stack.kafka, stack.outputs, expected=600)
+    for name, before in (("unique", unique), ("duplicates", dups), ("rejected", dead)):
+        after = again[name]
+        assert len(after) == 2 * len(before)
+        assert _without_source(after) == sorted(_without_source(before) * 2)
+    assert all(m["id"] != m["duplicate_of"] for m in again["duplicates"])
+    assert worker.proc.poll() is None, "the worker must survive all of it"
+
+
+def test_two_workers_four_partitions_never_both_unique(
+        stack: Stack, start_worker: Callable[[Stack], WorkerProcess]) -> None:
+    """200 near-duplicate pairs, the halves of each pair on different partitions, sent back to
+    back while two worker processes share the partitions: exactly one of each pair is unique,
+    and the other points at it."""
+    rng = random.Random(7)
+    workers = [start_worker(stack), start_worker(stack)]
+    for w in workers:
+        w.wait_ready()
+    deadline = time.monotonic() + 60
+    while group_members(stack.kafka, stack.settings.app_id) < 2:
+        assert time.monotonic() < deadline, "the two workers never formed one group"
+        time.sleep(0.5)
+
+    texts = originals(200)
+    messages: list[tuple[bytes | None, bytes | None, int | None]] = []
+    pairs = []
+    for i, text in enumerate(texts):
+        copy, _ = one_word_edit(text, rng, f"p{i}")
+        a_id, b_id = f"pair-{i}-a", f"pair-{i}-b"
+        pa = i % 4
+        pb = (pa + 1 + i % 3) % 4  # a different partition; which one varies
+        messages += [(a_id.encode(), article(a_id, text), pa),
+                     (b_id.encode(), article(b_id, copy), pb)]
+        pairs.append((a_id, b_id))
+    produce(stack.kafka, stack.settings.input_topic, messages)
+    out = collect(stack.kafka, stack.outputs, expected=400)
+
+    verdict = {m["id"]: "unique" for m in out.get("unique", [])}
+    verdict.update({m["id"]: m["duplicate_of"] for m in out.get("duplicates", [])})
+    assert len(verdict) == 400 and not out.get("rejected")
+    for a_id, b_id in pairs:
+        outcome = (verdict[a_id], verdict[b_id])
+        assert outcome in (("unique", a_id), (b_id, "unique")), (a_id, b_id, outcome)
+    assert all(w.proc.poll() is None for w in workers)
+    shares = [w.assigned(stack.settings.input_topic) for w in workers]
+    assert all(shares) and shares[0] != shares[1], f"both workers must hold partitions: {shares}"
+
+
+def test_redis_index_holds_what_the_worker_decided(
+        stack: Stack, start_worker: Callable[[Stack], WorkerProcess]) -> None:
+    """The worker writes its verdicts into the namespace's keys, and the layout record."""
+    worker = start_worker(stack)
+    worker.wait_ready()
+    text = originals(1)[0]
+    produce(stack.kafka, stack.settings.input_topic, [(b"only", article("only", text), None)])
+    collect(stack.kafka, stack.outputs, expected=1, quiet=0.5)
+    client = redis.Redis.from_url(stack.redis_url)
+    meta = client.hgetall(f"dedup:{{{stack.name}}}:meta")
+    assert meta[b"threshold"] == b"3" and meta[b"bands"] == b"16,16,16,16"
+    assert client.hexists(f"dedup:{{{stack.name}}}:docs", "only")
+    client.close()

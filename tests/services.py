@@ -1,0 +1,69 @@
+"""Where the tests find real Redis and Kafka.
+
+In order: DEDUP_TEST_REDIS_URL / DEDUP_TEST_KAFKA_BOOTSTRAP if set; containers when a Docker
+engine answers (testcontainers); else the services of `stack/local-stack.sh up`.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
+
+import pytest
+
+LOCAL_REDIS_URL = "redis://127.0.0.1:{port}/15"  # db 15: the tests wipe it, the demo uses 0
+LOCAL_KAFKA = "127.0.0.1:{port}"
+HINT = "start the local services first: bash stack/local-stack.sh up"
+
+
+@cache
+def docker_available() -> bool:
+    try:
+        import docker
+
+        docker.from_env(timeout=3).ping()
+        return True
+    except Exception:
+        return False
+
+
+@contextmanager
+def redis_service() -> Iterator[str]:
+    if url := os.environ.get("DEDUP_TEST_REDIS_URL"):
+        yield url
+    elif docker_available():
+        from testcontainers.redis import RedisContainer
+
+        with RedisContainer("redis:7") as container:
+            host = container.get_container_host_ip()
+            yield f"redis://{host}:{container.get_exposed_port(6379)}/0"
+    else:
+        port = int(os.environ.get("DEDUP_STACK_REDIS_PORT", "6379"))
+        _require_port(port, "Redis")
+        yield LOCAL_REDIS_URL.format(port=port)
+
+
+@contextmanager
+def kafka_service() -> Iterator[str]:
+    if bootstrap := os.environ.get("DEDUP_TEST_KAFKA_BOOTSTRAP"):
+        yield bootstrap
+    elif docker_available():
+        from testcontainers.kafka import KafkaContainer
+
+        with KafkaContainer("confluentinc/cp-kafka:7.6.0").with_kraft() as container:
+            yield container.get_bootstrap_server()
+    else:
+        port = int(os.environ.get("DEDUP_STACK_KAFKA_PORT", "9092"))
+        _require_port(port, "Kafka")
+        yield LOCAL_KAFKA.format(port=port)
+
+
+def _require_port(port: int, what: str) -> None:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    except OSError:
+        pytest.fail(f"{what} is not running on 127.0.0.1:{port} and no Docker engine answers; "
+                    f"{HINT}", pytrace=False)

@@ -1,0 +1,70 @@
+import json
+
+import pytest
+
+from tests.schemas import is_valid
+from worker.articles import Article, Reason, Rejection, decode_article
+
+LIMIT = 10_000
+
+
+def _decode(raw: bytes | None) -> Article | Rejection:
+    return decode_article(raw, LIMIT)
+
+
+def test_a_valid_article_keeps_all_its_fields() -> None:
+    body = {"id": "a1", "text": "Some text", "title": "T", "tags": ["x"]}
+    result = _decode(json.dumps(body).encode())
+    assert result == Article("a1", "Some text", body)
+
+
+@pytest.mark.parametrize(("raw", "reason"), [
+    (None, Reason.EMPTY),
+    (b"", Reason.EMPTY),
+    (b"x" * (LIMIT + 1), Reason.TOO_LARGE),
+    (b"\xff\xfe{}", Reason.INVALID_UTF8),
+    (b"{not json", Reason.INVALID_JSON),
+    (b'{"id": "a", "text": NaN}', Reason.INVALID_JSON),
+    (b"[" * 4000 + b"]" * 4000, Reason.INVALID_JSON),  # nested too deeply
+    (b'"a string"', Reason.NOT_AN_OBJECT),
+    (b"[1, 2]", Reason.NOT_AN_OBJECT),
+    (b'{"text": "no id"}', Reason.MISSING_FIELD),
+    (b'{"id": "no text"}', Reason.MISSING_FIELD),
+    (b'{"id": 42, "text": "t"}', Reason.WRONG_TYPE),
+    (b'{"id": "a", "text": ["t"]}', Reason.WRONG_TYPE),
+    (b'{"id": "a", "text": null}', Reason.WRONG_TYPE),
+    (b'{"id": "  ", "text": "t"}', Reason.INVALID_VALUE),
+    (b'{"id": "a", "text": "   "}', Reason.INVALID_VALUE),
+    (b'{"id": "a", "text": "\\ud800 lone"}', Reason.INVALID_VALUE),
+    (b'{"id": "a", "text": "t", "schema_version": 2}', Reason.UNSUPPORTED_VERSION),
+    (b'{"id": "a", "text": "t", "schema_version": true}', Reason.UNSUPPORTED_VERSION),
+])
+def test_bad_input_is_rejected_with_a_reason(raw: bytes | None, reason: Reason) -> None:
+    result = _decode(raw)
+    assert isinstance(result, Rejection)
+    assert result.reason is reason
+    assert result.detail
+
+
+def test_id_too_long_is_rejected() -> None:
+    result = _decode(json.dumps({"id": "x" * 513, "text": "t"}).encode())
+    assert isinstance(result, Rejection) and result.reason is Reason.INVALID_VALUE
+
+
+def test_escaped_surrogate_pairs_are_fine() -> None:
+    result = _decode(b'{"id": "a", "text": "smile \\ud83d\\ude00"}')
+    assert isinstance(result, Article) and result.text == "smile 😀"
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"id": "a", "text": "t"}',
+    b'{"id": "a", "text": "t", "schema_version": 1, "extra": {"n": 1}}',
+    b'{"text": "no id"}',
+    b'{"id": 42, "text": "t"}',
+    b'{"id": "", "text": "t"}',
+    b'{"id": "a", "text": " "}',
+    b'{"id": "a", "text": "t", "schema_version": 2}',
+    b'[1]',
+])
+def test_decoder_and_input_schema_agree(raw: bytes) -> None:
+    assert isinstance(_decode(raw), Article) == is_valid("article", json.loads(raw))

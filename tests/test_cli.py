@@ -1,0 +1,67 @@
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from tests.schemas import validate
+from tests.texts import PRODUCT_PAGE, RECIPE
+from worker.cli import describe, main
+
+
+def test_scan_prints_one_verdict_per_line(tmp_path: Path) -> None:
+    lines = [
+        json.dumps({"id": "page", "text": PRODUCT_PAGE}),
+        json.dumps({"id": "recipe", "text": RECIPE}),
+        "this is not json",
+        json.dumps({"id": "copy", "text": PRODUCT_PAGE.replace("Portland", "Denver")}),
+        json.dumps({"id": "same", "text": RECIPE.upper()}),
+        "",
+        json.dumps({"id": "short", "text": "a few words"}),
+    ]
+    path = tmp_path / "articles.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    result = CliRunner().invoke(main, ["scan", str(path)])
+    assert result.exit_code == 0, result.output
+    out = [json.loads(line) for line in result.output.splitlines()]
+    assert len(out) == len(lines)
+    for line in out:
+        validate("scan-line", line)
+    assert [o["verdict"] for o in out] == ["unique", "unique", "rejected", "duplicate",
+                                           "duplicate", "rejected", "unique"]
+    assert out[2] == {"line": 3, "verdict": "rejected", "reason": "invalid_json",
+                      "detail": out[2]["detail"]}
+    assert out[3]["duplicate_of"] == "page" and 0 < out[3]["distance"] <= 3
+    assert out[4]["duplicate_of"] == "recipe" and out[4]["distance"] == 0
+    assert out[6]["fingerprint"] is None
+    assert all(len(o["fingerprint"]) == 16 for o in out[:2])
+
+
+def test_scan_threshold_option(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_text(json.dumps({"id": "page", "text": PRODUCT_PAGE}) + "\n"
+                    + json.dumps({"id": "copy", "text": PRODUCT_PAGE.replace("Portland",
+                                                                             "Denver")}) + "\n")
+    default = CliRunner().invoke(main, ["scan", str(path)]).output.splitlines()
+    assert json.loads(default[1])["distance"] == 1  # Portland -> Denver moves one bit
+    strict = CliRunner().invoke(main, ["scan", "--threshold", "0", str(path)]).output
+    assert [json.loads(line)["verdict"] for line in strict.splitlines()] == ["unique", "unique"]
+
+
+def test_bad_setting_is_a_clean_error(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_text("")
+    result = CliRunner().invoke(main, ["scan", str(path)], env={"DEDUP_THRESHOLD": "99"})
+    assert result.exit_code != 0
+    assert "threshold must be 0..15" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_describe_alerts_and_dead_letters() -> None:
+    line = describe({"kind": "near", "id": "b", "duplicate_of": "a", "distance": 2,
+                     "threshold": 3, "fingerprint": "00000000000000ff",
+                     "duplicate_of_fingerprint": "00000000000000fc"})
+    assert line.split() == ["near", "b", "~", "a", "distance", "2/3", "00000000000000ff", "vs",
+                            "00000000000000fc"]
+    dead = describe({"reason": "invalid_json", "detail": "not valid JSON",
+                     "source": {"partition": 1, "offset": 7}})
+    assert "invalid_json" in dead and "offset 7" in dead

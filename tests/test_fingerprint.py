@@ -1,0 +1,77 @@
+import random
+
+import pytest
+
+from tests.texts import PRODUCT_PAGE, RECIPE
+from worker.fingerprint import Fingerprinter
+from worker.simhash import hamming
+
+fingerprint = Fingerprinter()
+
+
+def _fp(text: str) -> int:
+    value = fingerprint(text).simhash
+    assert value is not None
+    return value
+
+
+def test_product_page_is_about_300_words() -> None:
+    assert 300 <= len(PRODUCT_PAGE.split()) <= 400
+
+
+def test_classic_experiment_one_city_changed_is_within_3_bits() -> None:
+    changed = PRODUCT_PAGE.replace("Portland", "Denver")
+    assert changed != PRODUCT_PAGE
+    assert hamming(_fp(PRODUCT_PAGE), _fp(changed)) <= 3
+
+
+def test_classic_experiment_shuffled_words_are_far() -> None:
+    words = PRODUCT_PAGE.split()
+    random.Random(1).shuffle(words)
+    assert hamming(_fp(PRODUCT_PAGE), _fp(" ".join(words))) > 10
+
+
+def test_classic_experiment_unrelated_text_is_near_32_bits() -> None:
+    assert hamming(_fp(PRODUCT_PAGE), _fp(RECIPE)) > 15
+
+
+def test_case_whitespace_punctuation_changes_keep_content_hash() -> None:
+    a = fingerprint("The quick brown fox, jumps over the lazy dog.")
+    b = fingerprint("the   QUICK brown fox jumps over the lazy dog")
+    assert a.content_hash == b.content_hash and len(a.content_hash) == 16
+
+
+def test_short_texts_get_no_fingerprint_but_a_content_hash() -> None:
+    f = fingerprint("only a few words here")
+    assert f.simhash is None and f.words == 5 and len(f.content_hash) == 16
+
+
+@pytest.mark.parametrize(("text", "has_fp"), [
+    (" ".join(["word"] * 19), False),
+    (" ".join(["word"] * 20), True),
+    ("中" * 39, False),
+    ("中" * 40, True),
+])
+def test_minimum_length_counts_han_characters_as_half_words(text: str, has_fp: bool) -> None:
+    assert (fingerprint(text).simhash is not None) is has_fp
+
+
+def test_minimum_length_is_configurable() -> None:
+    assert Fingerprinter(min_words=3)("one two three").simhash is not None
+    with pytest.raises(ValueError, match="min_words"):
+        Fingerprinter(min_words=-1)
+
+
+def test_options_are_validated_at_construction() -> None:
+    with pytest.raises(ValueError, match="chinese"):
+        Fingerprinter(chinese="characters")
+
+
+def test_weights_change_the_fingerprint() -> None:
+    plain = _fp(PRODUCT_PAGE)
+    weighted = Fingerprinter(weights={"the trailhead 40": 50.0})(PRODUCT_PAGE).simhash
+    assert weighted is not None and weighted != plain
+
+
+def test_fingerprint_is_deterministic_across_instances() -> None:
+    assert Fingerprinter()(RECIPE) == Fingerprinter()(RECIPE)

@@ -1,0 +1,68 @@
+"""Every message the worker writes fits its schema in schemas/."""
+
+import base64
+import json
+
+import pytest
+
+from tests.schemas import validate
+from tests.texts import PRODUCT_PAGE
+from worker.articles import Reason, Rejection
+from worker.decide import Accepted, Decider
+from worker.fingerprint import Fingerprinter
+from worker.index import MemoryIndex
+from worker.messages import Destination, Source, output_message, rejected, scan_line
+
+SOURCE = Source("articles", 2, 41, 1_764_000_000_000)
+
+
+async def _decisions(*raws: bytes) -> list[Accepted | Rejection]:
+    return await Decider(Fingerprinter(), MemoryIndex(), 10_000).decide(list(raws))
+
+
+async def test_unique_and_duplicate_messages_fit_their_schemas() -> None:
+    raws = [json.dumps({"id": "a", "text": PRODUCT_PAGE, "title": "Bag"}).encode(),
+            json.dumps({"id": "b", "text": PRODUCT_PAGE.upper()}).encode(),
+            json.dumps({"id": "c", "text": PRODUCT_PAGE.replace("Portland", "Denver")}).encode(),
+            json.dumps({"id": "d", "text": "too short"}).encode()]
+    outs = [output_message(d, r, None, SOURCE, 3, 10_000)
+            for d, r in zip(await _decisions(*raws), raws, strict=True)]
+    assert [o.destination for o in outs] == [Destination.UNIQUE, Destination.DUPLICATES,
+                                             Destination.DUPLICATES, Destination.UNIQUE]
+    bodies = [json.loads(o.value) for o in outs]
+    validate("unique", bodies[0])
+    validate("duplicate", bodies[1])
+    validate("duplicate", bodies[2])
+    validate("unique", bodies[3])
+    assert bodies[0]["article"]["title"] == "Bag"
+    assert bodies[1]["kind"] == "exact" and bodies[1]["duplicate_of"] == "a"
+    assert bodies[2]["kind"] == "near" and bodies[2]["fingerprint"] != bodies[0]["fingerprint"]
+    assert bodies[3]["fingerprint"] is None
+    assert outs[0].key == b"a"
+
+
+@pytest.mark.parametrize("raw", [b"{bad", b"\xff\xfe\x00", b'{"id": 1, "text": "x"}', b""])
+async def test_dead_letters_fit_their_schema_and_keep_the_raw_bytes(raw: bytes) -> None:
+    [decision] = await _decisions(raw)
+    out = output_message(decision, raw, b"key", SOURCE, 3, 10_000)
+    assert out.destination is Destination.REJECTED and out.key == b"key"
+    body = json.loads(out.value)
+    validate("rejected", body)
+    kept = (base64.b64decode(body["raw"]) if body["raw_encoding"] == "base64"
+            else body["raw"].encode())
+    assert kept == raw and not body["raw_truncated"]
+    assert body["source"]["offset"] == 41
+
+
+def test_oversized_raw_is_cut_and_says_so() -> None:
+    raw = ("é" * 3000).encode()  # 6000 bytes; a cut at 4001 splits a character
+    body = rejected(Rejection(Reason.TOO_LARGE, "too big"), raw, SOURCE, 4001)
+    validate("rejected", body)
+    assert body["raw_encoding"] == "utf-8" and body["raw"] == "é" * 2000
+    assert body["raw_truncated"] and body["raw_bytes"] == 6000
+
+
+async def test_scan_lines_fit_their_schema() -> None:
+    decisions = await _decisions(json.dumps({"id": "a", "text": PRODUCT_PAGE}).encode(), b"x")
+    for i, d in enumerate(decisions, start=1):
+        validate("scan-line", scan_line(d, i))

@@ -1,0 +1,42 @@
+import pytest
+
+from worker.errors import ConfigError
+from worker.settings import ENV, Settings
+
+
+def test_defaults() -> None:
+    s = Settings.from_env({})
+    assert s.threshold == 3 and s.shingle_size == 3 and s.input_topic == "articles"
+
+
+def test_every_setting_has_one_environment_variable() -> None:
+    from dataclasses import fields
+
+    assert set(ENV) == {f.name for f in fields(Settings)}
+    assert len(set(ENV.values())) == len(ENV)
+    assert all(v.startswith("DEDUP_") for v in ENV.values())
+
+
+def test_environment_then_overrides() -> None:
+    env = {"DEDUP_THRESHOLD": "5", "DEDUP_NAMESPACE": "news", "DEDUP_MIN_WORDS": "12.5"}
+    s = Settings.from_env(env, threshold=4)
+    assert s.threshold == 4 and s.namespace == "news" and s.min_words == 12.5
+
+
+def test_settings_are_frozen() -> None:
+    s = Settings()
+    with pytest.raises(AttributeError):
+        s.threshold = 5  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(("env", "message"), [
+    ({"DEDUP_THRESHOLD": "three"}, "DEDUP_THRESHOLD='three' is not a valid int"),
+    ({"DEDUP_THRESHOLD": "16"}, "threshold must be 0..15"),
+    ({"DEDUP_CHINESE_TOKENS": "chars"}, "chinese_tokens must be one of"),
+    ({"DEDUP_NAMESPACE": "a b"}, "namespace must be"),
+    ({"DEDUP_UNIQUE_TOPIC": "articles"}, "four different names"),
+    ({"DEDUP_MAX_MESSAGE_BYTES": "10"}, "max_message_bytes must be >= 1024"),
+])
+def test_bad_values_say_the_fix(env: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        Settings.from_env(env)

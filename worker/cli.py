@@ -1,0 +1,202 @@
+"""The `dedup-worker` command line: worker, publish, alerts, scan."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import IO, Any, TypeVar
+
+import click
+
+from worker.errors import DedupError, IndexUnavailable, KafkaUnavailable
+from worker.settings import Settings
+
+T = TypeVar("T")
+STARTUP_WAIT_S = 60.0
+SCAN_CHUNK = 1000
+
+
+@click.group()
+def main() -> None:
+    """Near-duplicate detection for a stream of articles (settings: DEDUP_* variables)."""
+
+
+@main.command()
+def worker() -> None:
+    """Run the stream worker: consume articles, emit verdicts (Ctrl-C to stop)."""
+    import faust  # heavy: imported only by this command
+
+    from worker.app import create_app
+
+    settings = _settings()
+    logging.basicConfig(level=settings.log_level.upper())
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    with _clean_errors():
+        loop.run_until_complete(_prepare(settings))
+    app = create_app(settings)
+    faust.Worker(app, loglevel=settings.log_level, loop=loop).execute_from_commandline()
+
+
+async def _prepare(settings: Settings) -> None:
+    """Topics exist and the index's layout matches ours, before the stream starts."""
+    from worker.index import RedisIndex
+    from worker.kafka import ensure_topics
+
+    await _retry_startup(lambda: ensure_topics(settings), "Kafka")
+    index = RedisIndex.from_url(settings.redis_url, settings.namespace, settings.threshold)
+    try:
+        await _retry_startup(index.ensure_layout, "Redis")
+    finally:
+        await index.close()
+
+
+async def _retry_startup(call: Callable[[], Awaitable[T]], what: str) -> T:
+    deadline = time.monotonic() + STARTUP_WAIT_S
+    while True:
+        try:
+            return await call()
+        except (IndexUnavailable, KafkaUnavailable) as exc:
+            if time.monotonic() > deadline:
+                raise
+            logging.getLogger(__name__).warning("%s not ready (%s); retrying", what, exc)
+            await asyncio.sleep(1.0)
+
+
+@main.command()
+@click.argument("file", type=click.File("rb"))
+@click.option("--topic", help="Topic to send to (default: the input topic).")
+def publish(file: IO[bytes], topic: str | None) -> None:
+    """Send the articles in FILE (one JSON object per line) to the input topic.
+
+    Each line is sent as it is, keyed by its id; the worker dead-letters lines that are
+    not valid articles.
+    """
+    settings = _settings()
+    lines = [line.rstrip(b"\r\n") for line in file]
+    lines = [line for line in lines if line.strip()]
+    with _clean_errors():
+        sent = asyncio.run(_publish(settings, topic or settings.input_topic, lines))
+    click.echo(f"published {sent} messages to {topic or settings.input_topic}", err=True)
+
+
+async def _publish(settings: Settings, topic: str, lines: list[bytes]) -> int:
+    from worker.kafka import ensure_topics, producer
+
+    await ensure_topics(settings)
+    async with producer(settings) as client:
+        pending = []
+        with click.progressbar(length=len(lines), label="publishing", file=sys.stderr) as bar:
+            for line in lines:
+                pending.append(await client.send(topic, line, key=_article_key(line)))
+                bar.update(1)
+        await asyncio.gather(*pending)
+    return len(pending)
+
+
+def _article_key(line: bytes) -> bytes | None:
+    try:
+        body = json.loads(line)
+    except ValueError:
+        return None
+    article_id = body.get("id") if isinstance(body, dict) else None
+    return article_id.encode("utf-8", "replace") if isinstance(article_id, str) else None
+
+
+@main.command()
+@click.option("--from-beginning", is_flag=True, help="Show earlier alerts too.")
+@click.option("--rejected", is_flag=True, help="Also show dead letters.")
+@click.option("--json", "as_json", is_flag=True, help="Print the messages as JSON.")
+@click.option("--idle-timeout", type=float, help="Stop after this many seconds of silence.")
+@click.option("--max", "max_messages", type=int, help="Stop after this many messages.")
+def alerts(from_beginning: bool, rejected: bool, as_json: bool, idle_timeout: float | None,
+           max_messages: int | None) -> None:
+    """Follow the duplicate alerts, one readable line each."""
+    settings = _settings()
+    topics = [settings.duplicates_topic] + ([settings.rejected_topic] if rejected else [])
+    with _clean_errors():
+        asyncio.run(_follow(settings, topics, from_beginning, as_json, idle_timeout,
+                            max_messages))
+
+
+async def _follow(settings: Settings, topics: list[str], from_beginning: bool, as_json: bool,
+                  idle_timeout: float | None, max_messages: int | None) -> None:
+    from worker.kafka import consumer
+
+    shown = 0
+    async with consumer(settings, topics, from_beginning) as client:
+        while max_messages is None or shown < max_messages:
+            try:
+                message = await asyncio.wait_for(client.getone(), idle_timeout)
+            except TimeoutError:
+                return
+            body = json.loads(message.value)
+            line = json.dumps(body, ensure_ascii=False) if as_json else describe(body)
+            click.echo(line)
+            shown += 1
+
+
+def describe(body: dict[str, Any]) -> str:
+    """One readable line for an alert or a dead letter."""
+    if "reason" in body:
+        where = body.get("source") or {}
+        return (f"rejected   partition {where.get('partition')} offset {where.get('offset')}: "
+                f"{body['reason']}: {body['detail']}")
+    sign = "=" if body["kind"] == "exact" else "~"
+    return (f"{body['kind']:<10} {body['id']} {sign} {body['duplicate_of']}   "
+            f"distance {body['distance']}/{body['threshold']}   "
+            f"{body['fingerprint']} vs {body['duplicate_of_fingerprint']}")
+
+
+@main.command()
+@click.argument("file", type=click.File("rb"))
+@click.option("--threshold", type=int, help="Largest Hamming distance of a near-duplicate.")
+def scan(file: IO[bytes], threshold: int | None) -> None:
+    """Deduplicate FILE (one JSON article per line) without Kafka or Redis.
+
+    Prints one JSON verdict per input line, in order; first seen wins.
+    """
+    from worker.decide import Decider
+    from worker.fingerprint import Fingerprinter
+    from worker.index import MemoryIndex
+    from worker.messages import scan_line
+
+    settings = _settings(threshold=threshold)
+    decider = Decider(
+        Fingerprinter(settings.shingle_size, settings.chinese_tokens, settings.min_words),
+        MemoryIndex(settings.threshold), settings.max_message_bytes)
+    with asyncio.Runner() as runner:
+        for first, chunk in _chunks(file, SCAN_CHUNK):
+            for i, decision in enumerate(runner.run(decider.decide(chunk))):
+                click.echo(json.dumps(scan_line(decision, first + i), ensure_ascii=False))
+
+
+def _chunks(file: IO[bytes], size: int) -> Iterator[tuple[int, list[bytes]]]:
+    chunk: list[bytes] = []
+    first = 1
+    for number, line in enumerate(file, start=1):
+        chunk.append(line.rstrip(b"\r\n"))
+        if len(chunk) == size:
+            yield first, chunk
+            chunk, first = [], number + 1
+    if chunk:
+        yield first, chunk
+
+
+def _settings(**overrides: Any) -> Settings:
+    with _clean_errors():
+        return Settings.from_env(**overrides)
+
+
+@contextmanager
+def _clean_errors() -> Iterator[None]:
+    """Our errors end the command with their message, not a traceback."""
+    try:
+        yield
+    except DedupError as exc:
+        raise click.ClickException(str(exc)) from exc

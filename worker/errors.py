@@ -1,0 +1,25 @@
+"""Every error this package raises derives from DedupError."""
+
+
+class DedupError(Exception):
+    """Base class of all dedup-worker errors."""
+
+
+class ConfigError(DedupError):
+    """A setting is missing or has a value that cannot work; the message says the fix."""
+
+
+class IndexStoreError(DedupError):
+    """The index could not answer (base of the index errors)."""
+
+
+class IndexUnavailable(IndexStoreError):
+    """The index's server cannot be reached right now; retrying later may succeed."""
+
+
+class LayoutMismatch(IndexStoreError):
+    """The index was built with another layout (threshold, bands) than this worker's."""
+
+
+class KafkaUnavailable(DedupError):
+    """The Kafka cluster cannot be reached or refused a request."""

@@ -1,0 +1,128 @@
+"""The shared index in Redis: exact-content hashes, k+1 band buckets, one record per id.
+
+Each article is decided by one Lua script call (check_and_insert.lua), so replicas that
+process near-duplicates at the same moment are serialised by Redis: one of them is first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from importlib import resources
+
+import redis.asyncio as aioredis
+import redis.exceptions
+
+from worker.bands import band_values, band_widths
+from worker.errors import IndexStoreError, IndexUnavailable, LayoutMismatch
+from worker.index import keys
+from worker.index.base import Outcome
+from worker.simhash import from_bytes, to_bytes
+from worker.verdict import IdConflict, Kind, Probe, Verdict
+
+LAYOUT_FORMAT = "1"  # bump when the stored record or key layout changes
+
+
+@cache
+def _script_source() -> str:
+    return resources.files("worker.index").joinpath("check_and_insert.lua").read_text("utf-8")
+
+
+class RedisIndex:
+    def __init__(self, client: aioredis.Redis, namespace: str = "default",
+                 threshold: int = 3) -> None:
+        self.client = client
+        self.namespace = namespace
+        self.threshold = threshold
+        self.widths = band_widths(threshold)
+        self._docs = keys.docs_key(namespace)
+        self._exact = keys.exact_key(namespace)
+        self._band_prefixes = keys.band_key_prefixes(namespace, self.widths)
+        self._hex_widths = [(w + 3) // 4 for w in self.widths]
+        self._script = client.register_script(_script_source())  # EVALSHA, loaded on first use
+
+    @classmethod
+    def from_url(cls, url: str, namespace: str = "default", threshold: int = 3) -> RedisIndex:
+        client = aioredis.Redis.from_url(url, decode_responses=False)
+        return cls(client, namespace, threshold)
+
+    @property
+    def layout(self) -> dict[str, str]:
+        return {
+            "format": LAYOUT_FORMAT,
+            "layout": "pigeonhole",
+            "threshold": str(self.threshold),
+            "bands": ",".join(map(str, self.widths)),
+        }
+
+    async def ensure_layout(self) -> None:
+        """Record this index's layout, or refuse if the namespace was built with another."""
+        key = keys.meta_key(self.namespace)
+        try:
+            async with self.client.pipeline(transaction=True) as pipe:
+                for field, value in self.layout.items():
+                    pipe.hsetnx(key, field, value)
+                pipe.hgetall(key)
+                stored_raw = (await pipe.execute())[-1]
+        except redis.exceptions.RedisError as exc:
+            raise _translate(exc) from exc
+        stored = {k.decode(): v.decode() for k, v in stored_raw.items()}
+        if stored != self.layout:
+            raise LayoutMismatch(
+                f"namespace {self.namespace!r} was built with layout {stored}, this worker "
+                f"wants {self.layout}; use the same threshold, or another DEDUP_NAMESPACE"
+            )
+
+    def bucket_keys(self, fingerprint: int) -> list[str]:
+        values = band_values(fingerprint, self.widths)
+        return [f"{prefix}{value:0{width}x}" for prefix, value, width
+                in zip(self._band_prefixes, values, self._hex_widths, strict=True)]
+
+    async def check_and_insert(self, probes: Sequence[Probe]) -> list[Outcome]:
+        if not probes:
+            return []
+        try:
+            async with self.client.pipeline(transaction=False) as pipe:
+                for probe in probes:
+                    fp = probe.fingerprint
+                    await self._script(
+                        keys=[self._docs, self._exact, *(self.bucket_keys(fp) if fp is not None
+                                                         else ())],
+                        args=[probe.id.encode("utf-8"), probe.content_hash,
+                              to_bytes(fp) if fp is not None else b"", self.threshold],
+                        client=pipe,
+                    )
+                replies = await pipe.execute()
+        except redis.exceptions.RedisError as exc:
+            raise _translate(exc) from exc
+        return [_outcome(p, r) for p, r in zip(probes, replies, strict=True)]
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+
+def _outcome(probe: Probe, reply: list[bytes | int]) -> Outcome:
+    kind = bytes(reply[0]).decode()
+    if kind == "conflict":
+        return IdConflict(probe.id)
+    _, distance, dup_id, dup_fp, seen_at, replayed = reply
+    assert isinstance(distance, int) and isinstance(seen_at, int)
+    assert isinstance(dup_id, bytes) and isinstance(dup_fp, bytes)
+    return Verdict(
+        id=probe.id,
+        kind=Kind(kind),
+        fingerprint=probe.fingerprint,
+        duplicate_of=dup_id.decode("utf-8") if kind != "unique" else None,
+        distance=distance if distance >= 0 else None,
+        duplicate_of_fingerprint=from_bytes(dup_fp) if dup_fp else None,
+        seen_at_ms=seen_at,
+        replayed=bool(replayed),
+    )
+
+
+def _translate(exc: redis.exceptions.RedisError) -> IndexStoreError:
+    if isinstance(exc, redis.exceptions.ConnectionError | redis.exceptions.TimeoutError):
+        return IndexUnavailable(f"Redis cannot be reached: {exc}")
+    if isinstance(exc, redis.exceptions.BusyLoadingError):
+        return IndexUnavailable(f"Redis is loading its data: {exc}")
+    return IndexStoreError(f"Redis refused the request: {exc}")

@@ -1,0 +1,150 @@
+"""The JSON messages the worker writes (their schemas are in schemas/). Pure."""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from worker.articles import SCHEMA_VERSION, Rejection
+from worker.decide import Accepted, Decision
+from worker.simhash import to_hex
+
+
+class Destination(StrEnum):
+    UNIQUE = "unique"
+    DUPLICATES = "duplicates"
+    REJECTED = "rejected"
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where an input message came from."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp_ms: int | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"topic": self.topic, "partition": self.partition, "offset": self.offset,
+                "timestamp_ms": self.timestamp_ms}
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    destination: Destination
+    key: bytes | None
+    value: bytes
+
+
+def output_message(decision: Decision, raw: bytes | None, key: bytes | None, source: Source,
+                   threshold: int, max_raw_bytes: int) -> Outgoing:
+    """The message one decision produces, and the topic it goes to."""
+    if isinstance(decision, Rejection):
+        body = rejected(decision, raw, source, max_raw_bytes)
+        return Outgoing(Destination.REJECTED, key, encode(body))
+    article_key = decision.article.id.encode("utf-8")
+    if decision.verdict.is_duplicate:
+        return Outgoing(Destination.DUPLICATES, article_key,
+                        encode(duplicate(decision, source, threshold)))
+    return Outgoing(Destination.UNIQUE, article_key, encode(unique(decision, source)))
+
+
+def unique(decision: Accepted, source: Source) -> dict[str, Any]:
+    verdict = decision.verdict
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "id": verdict.id,
+        "fingerprint": _hex(verdict.fingerprint),
+        "content_hash": decision.fingerprint.content_hash.hex(),
+        "words": decision.fingerprint.words,
+        "seen_at": iso_time(verdict.seen_at_ms),
+        "article": decision.article.body,
+        "source": source.as_json(),
+    }
+
+
+def duplicate(decision: Accepted, source: Source, threshold: int) -> dict[str, Any]:
+    verdict = decision.verdict
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": verdict.kind.value,
+        "id": verdict.id,
+        "duplicate_of": verdict.duplicate_of,
+        "distance": verdict.distance,
+        "threshold": threshold,
+        "fingerprint": _hex(verdict.fingerprint),
+        "duplicate_of_fingerprint": _hex(verdict.duplicate_of_fingerprint),
+        "detected_at": iso_time(verdict.seen_at_ms),
+        "source": source.as_json(),
+    }
+
+
+def rejected(rejection: Rejection, raw: bytes | None, source: Source | None,
+             max_raw_bytes: int) -> dict[str, Any]:
+    """A dead letter. The raw value is kept (cut to max_raw_bytes; the source says where the
+    whole message lies) as UTF-8 text when it is, else as base64."""
+    raw = raw or b""
+    kept = raw[:max_raw_bytes]
+    text = _utf8_text(kept, may_cut=len(kept) < len(raw))
+    if text is not None:
+        shown, encoding, shown_bytes = text, "utf-8", len(text.encode("utf-8"))
+    else:
+        shown, encoding, shown_bytes = base64.b64encode(kept).decode("ascii"), "base64", len(kept)
+    body: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "reason": rejection.reason.value,
+        "detail": rejection.detail,
+        "raw": shown,
+        "raw_encoding": encoding,
+        "raw_bytes": len(raw),
+        "raw_truncated": shown_bytes < len(raw),
+    }
+    if source is not None:
+        body["source"] = source.as_json()
+    return body
+
+
+def scan_line(decision: Decision, line: int) -> dict[str, Any]:
+    """One line of `dedup-worker scan` output."""
+    if isinstance(decision, Rejection):
+        return {"line": line, "verdict": "rejected", "reason": decision.reason.value,
+                "detail": decision.detail}
+    verdict = decision.verdict
+    return {
+        "line": line,
+        "id": verdict.id,
+        "verdict": "duplicate" if verdict.is_duplicate else "unique",
+        "kind": verdict.kind.value,
+        "duplicate_of": verdict.duplicate_of,
+        "distance": verdict.distance,
+        "fingerprint": _hex(verdict.fingerprint),
+    }
+
+
+def encode(body: dict[str, Any]) -> bytes:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def iso_time(ms: int) -> str:
+    stamp = datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
+    return stamp.replace("+00:00", "Z")
+
+
+def _hex(fingerprint: int | None) -> str | None:
+    return None if fingerprint is None else to_hex(fingerprint)
+
+
+def _utf8_text(raw: bytes, may_cut: bool) -> str | None:
+    """raw as text if it is UTF-8, else None. When raw was cut from a longer message, up to 3
+    bytes of a character split by the cut may be dropped from its end."""
+    for cut in range(4 if may_cut else 1):
+        try:
+            return raw[: len(raw) - cut].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+    return None

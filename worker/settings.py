@@ -1,0 +1,123 @@
+"""All settings in one frozen object, read from environment variables named in ENV.
+
+Nothing else in the package reads the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from worker.bands import MAX_THRESHOLD
+from worker.errors import ConfigError
+
+# Every environment variable the worker reads: setting name -> variable name.
+ENV: dict[str, str] = {
+    "kafka_bootstrap": "DEDUP_KAFKA_BOOTSTRAP",
+    "redis_url": "DEDUP_REDIS_URL",
+    "namespace": "DEDUP_NAMESPACE",
+    "app_id": "DEDUP_APP_ID",
+    "input_topic": "DEDUP_INPUT_TOPIC",
+    "unique_topic": "DEDUP_UNIQUE_TOPIC",
+    "duplicates_topic": "DEDUP_DUPLICATES_TOPIC",
+    "rejected_topic": "DEDUP_REJECTED_TOPIC",
+    "input_partitions": "DEDUP_INPUT_PARTITIONS",
+    "replication_factor": "DEDUP_REPLICATION_FACTOR",
+    "threshold": "DEDUP_THRESHOLD",
+    "shingle_size": "DEDUP_SHINGLE_SIZE",
+    "chinese_tokens": "DEDUP_CHINESE_TOKENS",
+    "min_words": "DEDUP_MIN_WORDS",
+    "max_message_bytes": "DEDUP_MAX_MESSAGE_BYTES",
+    "batch_size": "DEDUP_BATCH_SIZE",
+    "batch_wait_ms": "DEDUP_BATCH_WAIT_MS",
+    "log_level": "DEDUP_LOG_LEVEL",
+}
+
+_NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
+CHINESE_MODES = ("bigrams", "jieba")
+
+
+@dataclass(frozen=True)
+class Settings:
+    kafka_bootstrap: str = "127.0.0.1:9092"
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    namespace: str = "default"
+    app_id: str = "dedup-worker"
+    input_topic: str = "articles"
+    unique_topic: str = "articles.unique"
+    duplicates_topic: str = "articles.duplicates"
+    rejected_topic: str = "articles.rejected"
+    input_partitions: int = 4
+    replication_factor: int = 1
+    threshold: int = 3
+    shingle_size: int = 3
+    chinese_tokens: str = "bigrams"
+    min_words: float = 20.0
+    max_message_bytes: int = 1_000_000
+    batch_size: int = 100
+    batch_wait_ms: int = 10
+    log_level: str = "info"
+
+    def __post_init__(self) -> None:
+        _check(0 <= self.threshold <= MAX_THRESHOLD,
+               f"threshold must be 0..{MAX_THRESHOLD} bits, got {self.threshold}; "
+               "3 catches near-verbatim copies")
+        _check(1 <= self.shingle_size <= 10,
+               f"shingle_size must be 1..10 words, got {self.shingle_size}")
+        _check(self.chinese_tokens in CHINESE_MODES,
+               f"chinese_tokens must be one of {CHINESE_MODES}, got {self.chinese_tokens!r}")
+        _check(self.min_words >= 0, f"min_words must be >= 0, got {self.min_words}")
+        _check(self.max_message_bytes >= 1024,
+               f"max_message_bytes must be >= 1024, got {self.max_message_bytes}")
+        _check(self.input_partitions >= 1,
+               f"input_partitions must be >= 1, got {self.input_partitions}")
+        _check(self.replication_factor >= 1,
+               f"replication_factor must be >= 1, got {self.replication_factor}")
+        _check(self.batch_size >= 1, f"batch_size must be >= 1, got {self.batch_size}")
+        _check(self.batch_wait_ms >= 0, f"batch_wait_ms must be >= 0, got {self.batch_wait_ms}")
+        for name in ("namespace", "app_id", "input_topic", "unique_topic",
+                     "duplicates_topic", "rejected_topic"):
+            value = getattr(self, name)
+            _check(bool(_NAME.match(value)),
+                   f"{name} must be 1-100 characters of A-Z a-z 0-9 . _ -, got {value!r}")
+        topics = {self.input_topic, self.unique_topic, self.duplicates_topic, self.rejected_topic}
+        _check(len(topics) == 4, "the four topics must have four different names")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Defaults, then environment variables (see ENV), then explicit overrides."""
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for field in fields(cls):
+            var = ENV[field.name]
+            if var in environ:
+                values[field.name] = _parse(var, environ[var], field.default)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    def with_changes(self, **changes: Any) -> Settings:
+        return replace(self, **changes)
+
+    @property
+    def output_max_bytes(self) -> int:
+        """Largest output message: an article's JSON may grow when re-encoded (an escaped control
+        character takes 6 bytes), and dead letters may carry the raw bytes in base64."""
+        return 7 * self.max_message_bytes + 64 * 1024
+
+
+def _parse(var: str, raw: str, default: Any) -> Any:
+    kind = type(default)
+    try:
+        return kind(raw.strip())
+    except ValueError:
+        raise ConfigError(
+            f"{var}={raw!r} is not a valid {kind.__name__}; unset it to use {default!r}"
+        ) from None
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise ConfigError(message)

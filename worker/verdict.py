@@ -1,0 +1,81 @@
+"""The verdict on one article, and the rule that picks its match. Pure: no Kafka, no Redis.
+
+The Redis index applies the same rule inside its Lua script; the contract tests hold the two
+to the same answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from worker.simhash import hamming
+
+
+class Kind(StrEnum):
+    UNIQUE = "unique"
+    EXACT = "exact"  # same normalised text as an earlier article
+    NEAR = "near"  # fingerprint within the threshold of an earlier article's
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What the index is asked about one article."""
+
+    id: str
+    content_hash: bytes
+    fingerprint: int | None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    id: str
+    kind: Kind
+    fingerprint: int | None
+    duplicate_of: str | None = None
+    distance: int | None = None
+    duplicate_of_fingerprint: int | None = None
+    seen_at_ms: int = 0  # when the index first decided; the same on every replay
+    replayed: bool = False  # True when the id had been decided before (a redelivery)
+
+    @property
+    def is_duplicate(self) -> bool:
+        return self.kind is not Kind.UNIQUE
+
+
+@dataclass(frozen=True)
+class IdConflict:
+    """The id was indexed before with different content; updates are not supported yet."""
+
+    id: str
+
+
+@dataclass(frozen=True)
+class Entry:
+    """An indexed original, as a candidate match."""
+
+    id: str
+    fingerprint: int
+    seen_at_ms: int
+
+
+def closest(
+    fingerprint: int, candidates: Iterable[Entry], threshold: int, exclude_id: str
+) -> tuple[Entry, int] | None:
+    """The candidate nearest to `fingerprint` within `threshold` bits, and its distance.
+
+    Ties go to the earliest seen, then to the id first in UTF-8 byte order, so every index
+    picks the same one.
+    An article is never its own match.
+    """
+    best: tuple[int, int, bytes, Entry] | None = None
+    for entry in candidates:
+        if entry.id == exclude_id:
+            continue
+        d = hamming(fingerprint, entry.fingerprint)
+        if d <= threshold:
+            key = (d, entry.seen_at_ms, entry.id.encode("utf-8"), entry)
+            if best is None or key[:3] < best[:3]:
+                best = key
+    return None if best is None else (best[3], best[0])
