@@ -39,8 +39,9 @@ install_kafka() {
   command -v mvn >/dev/null || { log "mvn not found: install Maven (apt-get install maven)"; exit 1; }
   log "fetching the Kafka jars from Maven Central"
   rm -rf "$libs"
-  mvn -B -q -Dstyle.color=never -f "$here/pom.xml" dependency:copy-dependencies \
-    -DincludeScope=runtime -DoutputDirectory="$libs"
+  mvn -B -q -f "$here/pom.xml" dependency:copy-dependencies \
+    -DincludeScope=runtime -DoutputDirectory="$libs" > "$state/mvn.log" 2>&1 \
+    || { cat "$state/mvn.log"; exit 1; }
   touch "$libs/.complete"
 }
 

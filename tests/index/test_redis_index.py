@@ -86,3 +86,10 @@ async def test_unreachable_redis_is_translated() -> None:
     with pytest.raises(IndexUnavailable, match="cannot be reached"):
         await index.check_and_insert([probe("a", 1)])
     await index.close()
+
+
+async def test_a_flushed_script_cache_is_reloaded(redis_client: aioredis.Redis) -> None:
+    index = RedisIndex(redis_client, "reload")
+    await redis_client.script_flush()  # as after a Redis restart
+    outcomes = await index.check_and_insert([probe("a", 1), probe("b", 1)])
+    assert [o.kind for o in outcomes if isinstance(o, Verdict)] == [Kind.UNIQUE, Kind.NEAR]

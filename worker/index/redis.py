@@ -6,9 +6,11 @@ process near-duplicates at the same moment are serialised by Redis: one of them 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from functools import cache
 from importlib import resources
+from typing import Any
 
 import redis.asyncio as aioredis
 import redis.exceptions
@@ -39,7 +41,7 @@ class RedisIndex:
         self._exact = keys.exact_key(namespace)
         self._band_prefixes = keys.band_key_prefixes(namespace, self.widths)
         self._hex_widths = [(w + 3) // 4 for w in self.widths]
-        self._script = client.register_script(_script_source())  # EVALSHA, loaded on first use
+        self._sha = hashlib.sha1(_script_source().encode("utf-8")).hexdigest()
 
     @classmethod
     def from_url(cls, url: str, namespace: str = "default", threshold: int = 3) -> RedisIndex:
@@ -82,20 +84,28 @@ class RedisIndex:
         if not probes:
             return []
         try:
-            async with self.client.pipeline(transaction=False) as pipe:
-                for probe in probes:
-                    fp = probe.fingerprint
-                    await self._script(
-                        keys=[self._docs, self._exact, *(self.bucket_keys(fp) if fp is not None
-                                                         else ())],
-                        args=[probe.id.encode("utf-8"), probe.content_hash,
-                              to_bytes(fp) if fp is not None else b"", self.threshold],
-                        client=pipe,
-                    )
-                replies = await pipe.execute()
+            try:
+                replies = await self._evaluate(probes)
+            except redis.exceptions.NoScriptError:
+                # First use, or Redis lost its script cache (restart, SCRIPT FLUSH). Nothing in
+                # the batch ran: every call failed the same way, so running it again is safe.
+                await self.client.script_load(_script_source())
+                replies = await self._evaluate(probes)
         except redis.exceptions.RedisError as exc:
             raise _translate(exc) from exc
         return [_outcome(p, r) for p, r in zip(probes, replies, strict=True)]
+
+    async def _evaluate(self, probes: Sequence[Probe]) -> list[Any]:
+        """One EVALSHA per probe, all in one pipeline (one round trip). redis-py's Script
+        objects would add a SCRIPT EXISTS round trip to every pipeline."""
+        async with self.client.pipeline(transaction=False) as pipe:
+            for probe in probes:
+                fp = probe.fingerprint
+                buckets = self.bucket_keys(fp) if fp is not None else []
+                pipe.evalsha(self._sha, 2 + len(buckets), self._docs, self._exact, *buckets,
+                             probe.id.encode("utf-8"), probe.content_hash,
+                             to_bytes(fp) if fp is not None else b"", self.threshold)
+            return await pipe.execute()
 
     async def close(self) -> None:
         await self.client.aclose()
