@@ -14,6 +14,6 @@ if ! docker info >/dev/null 2>&1 && ! bash stack/local-stack.sh running; then
 fi
 trap '[ -z "$started" ] || bash stack/local-stack.sh down' EXIT
 
-.venv/bin/ruff check worker tests
+.venv/bin/ruff check worker tests benchmarks
 .venv/bin/mypy
 .venv/bin/pytest -q "$@"

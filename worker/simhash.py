@@ -22,14 +22,12 @@ def simhash(features: Sequence[str], weights: Sequence[float] | None = None) -> 
         return 0
     if weights is not None and len(weights) != n:
         raise ValueError(f"got {len(weights)} weights for {n} features; pass one per feature")
-    hashes = np.fromiter(
-        (xxhash.xxh3_64_intdigest(f.encode("utf-8")) for f in features), dtype=np.uint64, count=n
-    )
+    hashes = np.array([xxhash.xxh3_64_intdigest(f.encode("utf-8")) for f in features],
+                      dtype="<u8")
     # Little-endian bytes, bits unpacked least significant first: column j is bit j.
-    bits = np.unpackbits(hashes.astype("<u8").view(np.uint8).reshape(n, 8), axis=1,
-                         bitorder="little")
+    bits = np.unpackbits(hashes.view(np.uint8), bitorder="little").reshape(n, BITS)
     if weights is None:
-        positive = 2 * bits.sum(axis=0, dtype=np.int64) > n
+        positive = 2 * bits.sum(axis=0, dtype=np.int32) > n
     else:
         w = np.asarray(weights, dtype=np.float64)
         positive = w @ bits > 0.5 * w.sum()  # sum of +w over set bits, -w over clear bits > 0

@@ -11,7 +11,8 @@ from functools import cache
 
 # Han ideographs: CJK Unified Ideographs, Extension A, compatibility block, Extensions B-G.
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
-_RUN = re.compile(f"([{_HAN}]+)|([^\\s{_HAN}]+)")
+_HAN_CHAR = re.compile(f"[{_HAN}]")
+_RUN = re.compile(f"[{_HAN}]+|[^{_HAN}]+")  # within one whitespace-free token
 
 HAN_CHARS_PER_WORD = 2  # for length limits a Han character counts as half a word
 
@@ -34,47 +35,47 @@ def tokenize(normalized: str, shingle_size: int = 3, chinese: str = "bigrams") -
     if shingle_size < 1:
         raise ValueError(f"shingle_size must be >= 1, got {shingle_size}")
     cut_han = _han_cutter(chinese)
+    tokens = normalized.split()
+    if not _HAN_CHAR.search(normalized):  # the common case, and much faster
+        return Features(shingles(tokens, shingle_size) if tokens else [], len(tokens))
+
     items: list[str] = []
-    n_words = 0
-    n_han = 0
     words: list[str] = []
-    han_parts: list[str] = []
-
-    def flush_words() -> None:
-        if words:
-            items.extend(shingles(words, shingle_size))
-            words.clear()
-
-    def flush_han() -> None:
-        if han_parts:
-            items.extend(cut_han("".join(han_parts)))
-            han_parts.clear()
-
-    for match in _RUN.finditer(normalized):
-        han, word = match.group(1), match.group(2)
-        if han:
-            flush_words()
-            han_parts.append(han)
-            n_han += len(han)
-        else:
-            flush_han()
-            words.append(word)
-            n_words += 1
-    flush_words()
-    flush_han()
+    han: list[str] = []
+    n_words = n_han = 0
+    for token in tokens:
+        for run in _RUN.findall(token) if _HAN_CHAR.search(token) else (token,):
+            if _HAN_CHAR.match(run):
+                if words:
+                    items += shingles(words, shingle_size)
+                    words = []
+                han.append(run)
+                n_han += len(run)
+            else:
+                if han:
+                    items += cut_han("".join(han))
+                    han = []
+                words.append(run)
+                n_words += 1
+    if words:
+        items += shingles(words, shingle_size)
+    if han:
+        items += cut_han("".join(han))
     return Features(items, n_words + n_han / HAN_CHARS_PER_WORD)
 
 
 def shingles(words: list[str], size: int) -> list[str]:
     if len(words) <= size:
         return [" ".join(words)]
-    return [" ".join(words[i : i + size]) for i in range(len(words) - size + 1)]
+    if size == 3:  # the default, spelled out: about twice as fast as the general form
+        return [f"{a} {b} {c}" for a, b, c in zip(words, words[1:], words[2:])]
+    return list(map(" ".join, zip(*(words[i:] for i in range(size)))))
 
 
 def bigrams(han: str) -> list[str]:
     if len(han) < 2:
         return [han]
-    return [han[i : i + 2] for i in range(len(han) - 1)]
+    return [a + b for a, b in zip(han, han[1:])]
 
 
 def _han_cutter(mode: str) -> Callable[[str], list[str]]:

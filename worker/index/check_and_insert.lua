@@ -27,10 +27,12 @@ local function popcount32(x)
   return bit.rshift(bit.tobit(x * 0x01010101), 24)
 end
 
-local function distance(a, b)
-  local a1, a2 = struct.unpack('>I4I4', a)
-  local b1, b2 = struct.unpack('>I4I4', b)
-  return popcount32(bit.bxor(a1, b1)) + popcount32(bit.bxor(a2, b2))
+-- Distance from the article's own fingerprint (unpacked once) to an 8-byte fingerprint.
+local own_hi, own_lo = 0, 0
+if fp ~= '' then own_hi, own_lo = struct.unpack('>I4I4', fp) end
+local function distance(other)
+  local hi, lo = struct.unpack('>I4I4', other)
+  return popcount32(bit.bxor(own_hi, hi)) + popcount32(bit.bxor(own_lo, lo))
 end
 
 -- Byte order, independent of the server's locale (Lua's '<' on strings uses strcoll).
@@ -73,14 +75,16 @@ if exact_id then
 elseif fp ~= '' then
   local best_d, best_s
   for i = 3, #KEYS do
-    local members = redis.call('ZRANGE', KEYS[i], 0, -1, 'WITHSCORES')
-    for j = 1, #members, 2 do
+    local members = redis.call('ZRANGE', KEYS[i], 0, -1)
+    for j = 1, #members do
       local member = members[j]
-      local d = distance(fp, string.sub(member, 1, 8))
-      if d <= k then
-        local s, cid = tonumber(members[j + 1]), string.sub(member, 9)
-        if cid ~= id and (best_d == nil or d < best_d or (d == best_d and (s < best_s
-            or (s == best_s and bytes_less(cid, dup_id))))) then
+      local d = distance(string.sub(member, 1, 8))
+      if d <= k and (best_d == nil or d <= best_d) then
+        local cid = string.sub(member, 9)
+        -- Scores (first-seen times) are only needed to break ties, and matches are rare.
+        local s = tonumber(redis.call('ZSCORE', KEYS[i], member))
+        if cid ~= id and (best_d == nil or d < best_d or s < best_s
+            or (s == best_s and bytes_less(cid, dup_id))) then
           best_d, best_s, dup_id, dup_fp = d, s, cid, string.sub(member, 1, 8)
         end
       end
