@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from itertools import pairwise
 
 # Han ideographs: CJK Unified Ideographs, Extension A, compatibility block, Extensions B-G.
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
@@ -68,14 +69,14 @@ def shingles(words: list[str], size: int) -> list[str]:
     if len(words) <= size:
         return [" ".join(words)]
     if size == 3:  # the default, spelled out: about twice as fast as the general form
-        return [f"{a} {b} {c}" for a, b, c in zip(words, words[1:], words[2:])]
-    return list(map(" ".join, zip(*(words[i:] for i in range(size)))))
+        return [f"{a} {b} {c}" for a, b, c in zip(words, words[1:], words[2:], strict=False)]
+    return list(map(" ".join, zip(*(words[i:] for i in range(size)), strict=False)))
 
 
 def bigrams(han: str) -> list[str]:
     if len(han) < 2:
         return [han]
-    return [a + b for a, b in zip(han, han[1:])]
+    return [a + b for a, b in pairwise(han)]
 
 
 def _han_cutter(mode: str) -> Callable[[str], list[str]]:
