@@ -35,6 +35,7 @@ async def test_unique_and_duplicate_messages_fit_their_schemas() -> None:
     validate("duplicate", bodies[2])
     validate("unique", bodies[3])
     assert bodies[0]["article"]["title"] == "Bag"
+    assert outs[0].value.endswith(b',"article":' + raws[0] + b"}")  # passed on byte for byte
     assert bodies[1]["kind"] == "exact" and bodies[1]["duplicate_of"] == "a"
     assert bodies[2]["kind"] == "near" and bodies[2]["fingerprint"] != bodies[0]["fingerprint"]
     assert bodies[3]["fingerprint"] is None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, cast
 
 import faust
@@ -26,23 +26,9 @@ MAX_RETRY_DELAY_S = 5.0
 
 
 def create_app(settings: Settings) -> faust.App:
-    app = faust.App(
-        settings.app_id,
-        broker=[f"kafka://{host}" for host in settings.kafka_bootstrap.split(",")],
-        key_serializer="raw",
-        value_serializer="raw",
-        autodiscover=False,
-        web_enabled=False,
-        store="memory://",
-        topic_partitions=settings.input_partitions,
-        topic_replication_factor=settings.replication_factor,
-        consumer_auto_offset_reset="earliest",
-        producer_acks=-1,
-        producer_max_request_size=settings.output_max_bytes,
-        broker_commit_interval=1.0,
-    )
-    source = app.topic(settings.input_topic, key_type=bytes, value_type=bytes,
-                       partitions=settings.input_partitions)
+    """The worker: the input topic in, verdicts out to the three output topics."""
+    app = base_app(settings)
+    source = input_topic(app, settings)
     sinks = {
         Destination.UNIQUE: app.topic(settings.unique_topic, key_type=bytes, value_type=bytes),
         Destination.DUPLICATES: app.topic(settings.duplicates_topic, key_type=bytes,
@@ -58,15 +44,44 @@ def create_app(settings: Settings) -> faust.App:
                                       settings.min_words)
         decider = Decider(fingerprinter, index, settings.max_message_bytes)
         try:
-            batches = cast(faust.Stream[bytes], stream).take_events(
-                settings.batch_size, within=settings.batch_wait_ms / 1000)
-            async for events in batches:
+            async for events in batches(stream, settings):
                 decisions = await _decide_with_retry(decider, [e.message.value for e in events])
                 await _publish(events, decisions, sinks, settings)
         finally:
             await index.close()
 
     return app
+
+
+def base_app(settings: Settings) -> faust.App:
+    """A faust app with the worker's Kafka settings and no agent (benchmarks reuse it)."""
+    return faust.App(
+        settings.app_id,
+        broker=[f"kafka://{host}" for host in settings.kafka_bootstrap.split(",")],
+        key_serializer="raw",
+        value_serializer="raw",
+        autodiscover=False,
+        web_enabled=False,
+        store="memory://",
+        topic_partitions=settings.input_partitions,
+        topic_replication_factor=settings.replication_factor,
+        consumer_auto_offset_reset="earliest",
+        producer_acks=-1,
+        producer_max_request_size=settings.output_max_bytes,
+        broker_commit_interval=1.0,
+    )
+
+
+def input_topic(app: faust.App, settings: Settings) -> faust.TopicT:
+    return app.topic(settings.input_topic, key_type=bytes, value_type=bytes,
+                     partitions=settings.input_partitions)
+
+
+def batches(stream: faust.StreamT[bytes], settings: Settings) -> AsyncIterator[Sequence[Any]]:
+    """The stream's events in batches. Each batch's events are acked when the loop body that
+    received it finishes, so an offset is committed only after its verdict was sent."""
+    return cast(faust.Stream[bytes], stream).take_events(settings.batch_size,
+                                                         within=settings.batch_wait_ms / 1000)
 
 
 async def _decide_with_retry(decider: Decider, values: Sequence[bytes | None]) -> list[Decision]:

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+import orjson
+
 SCHEMA_VERSION = 1
 MAX_ID_CHARS = 512
-_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 class Reason(StrEnum):
@@ -32,7 +31,7 @@ class Reason(StrEnum):
 class Article:
     id: str
     text: str
-    body: dict[str, Any]  # the whole decoded object, passed on to the unique topic
+    raw: bytes  # the message as published: passed on to the unique topic byte for byte
 
 
 @dataclass(frozen=True)
@@ -50,20 +49,17 @@ def decode_article(raw: bytes | None, max_bytes: int) -> Article | Rejection:
                          f"{len(raw)} bytes is over the limit of {max_bytes} "
                          "(DEDUP_MAX_MESSAGE_BYTES)")
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return Rejection(Reason.INVALID_UTF8, f"not UTF-8: {exc}")
-    try:
-        body = json.loads(text, parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as exc:
-        detail = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
-        return Rejection(Reason.INVALID_JSON, f"not valid JSON: {detail}")
-    if _ESCAPED_SURROGATE.search(raw) and _has_lone_surrogate(body):
-        return Rejection(Reason.INVALID_VALUE, "a string holds a lone UTF-16 surrogate escape")
-    return article_from_object(body)
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            return Rejection(Reason.INVALID_UTF8, f"not UTF-8: {bad}")
+        return Rejection(Reason.INVALID_JSON, f"not valid JSON: {exc}")
+    return article_from_object(body, raw)
 
 
-def article_from_object(body: Any) -> Article | Rejection:
+def article_from_object(body: Any, raw: bytes) -> Article | Rejection:
     if not isinstance(body, dict):
         return Rejection(Reason.NOT_AN_OBJECT,
                          f"expected a JSON object, got {_json_type(body)}")
@@ -83,25 +79,7 @@ def article_from_object(body: Any) -> Article | Rejection:
                          f"'id' must be 1..{MAX_ID_CHARS} characters and not blank")
     if not text.strip():
         return Rejection(Reason.INVALID_VALUE, "'text' is empty")
-    return Article(article_id, text, body)
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _has_lone_surrogate(value: Any) -> bool:
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return True
-        return False
-    if isinstance(value, dict):
-        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_lone_surrogate(v) for v in value)
-    return False
+    return Article(article_id, text, raw)
 
 
 def _json_type(value: Any) -> str:

@@ -37,7 +37,9 @@ class Fingerprinter:
         self.chinese = chinese
         self.min_words = min_words
         self.weights = weights
-        tokenize("", shingle_size, chinese)  # validates both options now, not on first text
+        # Validates the options, and loads the tables (normalisation, jieba's dictionary) now
+        # rather than on the first article, whose latency would pay for them.
+        self("warm-up 预热")
 
     def __call__(self, text: str) -> Fingerprint:
         normalized = normalize(text)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import base64
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
+
+import orjson
 
 from worker.articles import SCHEMA_VERSION, Rejection
 from worker.decide import Accepted, Decision
@@ -51,10 +52,16 @@ def output_message(decision: Decision, raw: bytes | None, key: bytes | None, sou
     if decision.verdict.is_duplicate:
         return Outgoing(Destination.DUPLICATES, article_key,
                         encode(duplicate(decision, source, threshold)))
-    return Outgoing(Destination.UNIQUE, article_key, encode(unique(decision, source)))
+    return Outgoing(Destination.UNIQUE, article_key, unique(decision, source))
 
 
-def unique(decision: Accepted, source: Source) -> dict[str, Any]:
+def unique(decision: Accepted, source: Source) -> bytes:
+    """The unique message, with the article inside exactly as it was published."""
+    head = encode(_unique_fields(decision, source))
+    return head[:-1] + b',"article":' + decision.article.raw + b"}"
+
+
+def _unique_fields(decision: Accepted, source: Source) -> dict[str, Any]:
     verdict = decision.verdict
     return {
         "schema_version": SCHEMA_VERSION,
@@ -63,7 +70,6 @@ def unique(decision: Accepted, source: Source) -> dict[str, Any]:
         "content_hash": decision.fingerprint.content_hash.hex(),
         "words": decision.fingerprint.words,
         "seen_at": iso_time(verdict.seen_at_ms),
-        "article": decision.article.body,
         "source": source.as_json(),
     }
 
@@ -127,7 +133,7 @@ def scan_line(decision: Decision, line: int) -> dict[str, Any]:
 
 
 def encode(body: dict[str, Any]) -> bytes:
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return orjson.dumps(body)
 
 
 def iso_time(ms: int) -> str:

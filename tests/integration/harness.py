@@ -61,13 +61,15 @@ class Stack:
 
 
 class WorkerProcess:
-    """`python -m worker worker` as a child process, logging to a file."""
+    """`python -m worker worker` (or another faust program) as a child process, logging to a
+    file."""
 
-    def __init__(self, stack: Stack, log_path: Path) -> None:
+    def __init__(self, stack: Stack, log_path: Path,
+                 command: tuple[str, ...] = ("-m", "worker", "worker")) -> None:
         self.log_path = log_path
         env = {**os.environ, **stack.env(), "PYTHONUNBUFFERED": "1"}
         self._log = log_path.open("wb")
-        self.proc = subprocess.Popen([sys.executable, "-m", "worker", "worker"], env=env,
+        self.proc = subprocess.Popen([sys.executable, *command], env=env,
                                      stdout=self._log, stderr=subprocess.STDOUT)
 
     def log(self) -> str:

@@ -1,0 +1,211 @@
+"""The worker end to end on real Kafka and Redis, against a do-nothing passthrough through the
+same broker with the same faust settings, in one run.
+
+1. Throughput: N articles are loaded into the input topic first; then one process (the
+   passthrough, then the worker) drains it. Articles/s are taken from the output records' own
+   timestamps, first to last, so start-up time is left out.
+2. Latency: at a steady publish rate of half the measured maximum, the time from publishing an
+   article to receiving its output, p50 and p99.
+3. The worker again with two processes on the input topic's four partitions.
+
+Needs Kafka and Redis (`bash stack/local-stack.sh up`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import statistics
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+from tests.integration.harness import Stack, WorkerProcess
+from worker.corpora import lee_news
+
+WORKER = ("-m", "worker", "worker")
+PASSTHROUGH = ("-m", "benchmarks.passthrough")
+
+
+def make_articles(count: int, seed: int = 1) -> list[dict[str, Any]]:
+    """Articles from real news: each new one is a Lee article with a fifth of its words swapped
+    for others from the corpus (so it is new); 10% are exact copies and 5% one-word edits of a
+    recent one."""
+    rng = random.Random(seed)
+    texts = [t.split() for t in lee_news()]
+    vocab = sorted({w for words in texts for w in words})
+    recent: list[list[str]] = []
+    out = []
+    for i in range(count):
+        roll = rng.random()
+        if recent and roll < 0.10:
+            words = rng.choice(recent)
+        elif recent and roll < 0.15:
+            words = list(rng.choice(recent))
+            words[rng.randrange(len(words))] = rng.choice(vocab)
+        else:
+            words = list(texts[i % len(texts)])
+            for j in rng.sample(range(len(words)), len(words) // 5):
+                words[j] = rng.choice(vocab)
+            recent = [*recent[-999:], words]
+        out.append({"id": f"a{i}", "text": " ".join(words)})
+    return out
+
+
+async def produce(kafka: str, topic: str, articles: list[dict[str, Any]],
+                  rate: float | None = None) -> None:
+    """Publish the articles, stamped with `sent_ms`; at `rate` per second if given."""
+    producer = AIOKafkaProducer(bootstrap_servers=kafka, acks="all", linger_ms=5)
+    await producer.start()
+    try:
+        start = time.monotonic()
+        pending = []
+        for i, article in enumerate(articles):
+            if rate is not None:
+                delay = start + i / rate - time.monotonic()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+            body = {**article, "sent_ms": int(time.time() * 1000)}
+            pending.append(await producer.send(topic, json.dumps(body).encode(),
+                                               key=article["id"].encode()))
+        await asyncio.gather(*pending)
+    finally:
+        await producer.stop()
+
+
+async def consume(kafka: str, topics: list[str], expected: int,
+                  give_up_after: float) -> list[tuple[int, float, dict[str, Any]]]:
+    """(record timestamp ms, receive time s, body) of the first `expected` output records."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=kafka, group_id=None,
+                                enable_auto_commit=False)
+    await consumer.start()
+    try:
+        await consumer._client.force_metadata_update()
+        parts = [TopicPartition(t, p) for t in topics
+                 for p in consumer.partitions_for_topic(t) or ()]
+        consumer.assign(parts)
+        await consumer.seek_to_beginning(*parts)
+        out: list[tuple[int, float, dict[str, Any]]] = []
+        deadline = time.monotonic() + give_up_after
+        while len(out) < expected:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{len(out)} of {expected} outputs in {give_up_after:.0f} s")
+            batch = await consumer.getmany(timeout_ms=200)
+            now = time.time()
+            for records in batch.values():
+                out += [(r.timestamp, now, json.loads(r.value)) for r in records]
+        return out
+    finally:
+        await consumer.stop()
+
+
+def sent_ms(body: dict[str, Any]) -> int:
+    """When the input behind an output was published (passthrough copy, unique, duplicate)."""
+    if "sent_ms" in body:
+        return int(body["sent_ms"])
+    if "article" in body:
+        return int(body["article"]["sent_ms"])
+    return int(body["source"]["timestamp_ms"])
+
+
+class Run:
+    """Fresh topics, namespace and group for one measurement, and the processes under test."""
+
+    def __init__(self, kafka: str, redis_url: str, logs: Path, command: tuple[str, ...],
+                 processes: int = 1) -> None:
+        self.stack = Stack(kafka, redis_url, f"bench{uuid.uuid4().hex[:6]}")
+        self.stack.create_topics()
+        self.logs, self.command, self.processes = logs, command, processes
+        self.started: list[WorkerProcess] = []
+
+    @property
+    def outputs(self) -> list[str]:
+        return list(self.stack.outputs.values())
+
+    def start(self) -> None:
+        for i in range(self.processes):
+            log = self.logs / f"{self.stack.name}-{i}.log"
+            self.started.append(WorkerProcess(self.stack, log, self.command))
+        for process in self.started:
+            process.wait_ready(timeout=120)
+
+    def stop(self) -> None:
+        for process in self.started:
+            process.stop()
+
+
+def throughput(run: Run, articles: list[dict[str, Any]], timeout: float) -> float:
+    """Articles/s of the processes draining a topic that already holds all the articles."""
+    asyncio.run(produce(run.stack.kafka, run.stack.settings.input_topic, articles))
+    run.start()
+    try:
+        records = asyncio.run(consume(run.stack.kafka, run.outputs, len(articles), timeout))
+    finally:
+        run.stop()
+    stamps = sorted(r[0] for r in records)
+    return (len(stamps) - 1) / ((stamps[-1] - stamps[0]) / 1000)
+
+
+def latency(run: Run, articles: list[dict[str, Any]], rate: float,
+            timeout: float) -> tuple[float, float]:
+    """p50 and p99 in ms from publishing to receiving the output, at a steady `rate`."""
+    run.start()
+
+    async def measure() -> list[tuple[int, float, dict[str, Any]]]:
+        consumer = asyncio.create_task(consume(run.stack.kafka, run.outputs, len(articles),
+                                               timeout))
+        await produce(run.stack.kafka, run.stack.settings.input_topic, articles, rate)
+        return await consumer
+
+    try:
+        records = asyncio.run(measure())
+    finally:
+        run.stop()
+    delays = sorted(received * 1000 - sent_ms(body) for _, received, body in records)
+    return statistics.median(delays), delays[int(0.99 * (len(delays) - 1))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--articles", type=int, default=100_000)
+    parser.add_argument("--latency-seconds", type=float, default=20.0)
+    parser.add_argument("--kafka", default="127.0.0.1:9092")
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/13")
+    parser.add_argument("--timeout", type=float, default=900.0)
+    args = parser.parse_args()
+
+    articles = make_articles(args.articles)
+    logs = Path(tempfile.mkdtemp(prefix="dedup-bench-"))
+    print(f"{len(articles):,} articles (Lee news, 10% exact copies, 5% one-word edits); "
+          f"4 partitions; logs in {logs}")
+
+    def new(command: tuple[str, ...], processes: int = 1) -> Run:
+        return Run(args.kafka, args.redis_url, logs, command, processes)
+
+    rates: dict[str, float] = {}
+    for name, command in (("passthrough", PASSTHROUGH), ("worker", WORKER)):
+        rates[name] = throughput(new(command), articles, args.timeout)
+        print(f"throughput  {name:<12} {rates[name]:9,.0f} articles/s")
+    print(f"            worker / passthrough = {rates['worker'] / rates['passthrough']:.0%}")
+
+    for name, command in (("passthrough", PASSTHROUGH), ("worker", WORKER)):
+        rate = rates[name] / 2
+        count = max(100, int(rate * args.latency_seconds))
+        p50, p99 = latency(new(command), articles[:count], rate, args.timeout)
+        print(f"latency     {name:<12} at {rate:7,.0f}/s for {count / rate:.0f} s: "
+              f"p50 {p50:6.1f} ms   p99 {p99:6.1f} ms")
+
+    two = throughput(new(WORKER, processes=2), articles, args.timeout)
+    print(f"throughput  2 workers    {two:9,.0f} articles/s   "
+          f"({two / rates['worker']:.2f}x one worker)")
+
+
+if __name__ == "__main__":
+    main()
