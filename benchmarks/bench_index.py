@@ -34,6 +34,7 @@ async def run(url: str, docs: int, measure: int, threshold: int, depth: int) -> 
           f"{load_s:.1f} s ({docs / load_s:,.0f}/s pipelined 1000 deep); "
           f"{memory / docs:.0f} bytes/article")
 
+    await client.config_resetstat()
     one = probes(rng, measure, "one-")
     start = time.perf_counter()
     for p in one:
@@ -46,6 +47,9 @@ async def run(url: str, docs: int, measure: int, threshold: int, depth: int) -> 
         await index.check_and_insert(batch[first:first + depth])
     piped = measure / (time.perf_counter() - start)
 
+    stats = (await client.info("commandstats"))["cmdstat_evalsha"]
+    print(f"  server time per article: {stats['usec_per_call']:.1f} us "
+          f"(the most one Redis can do: {1e6 / stats['usec_per_call']:,.0f}/s)")
     print(f"  one call at a time:  {single:9,.0f} articles/s")
     print(f"  pipelined {depth:>3} deep:  {piped:9,.0f} articles/s   ({piped / single:.1f}x)")
     await client.flushdb()

@@ -27,7 +27,8 @@ local function popcount32(x)
   return bit.rshift(bit.tobit(x * 0x01010101), 24)
 end
 
--- Distance from the article's own fingerprint (unpacked once) to an 8-byte fingerprint.
+-- Distance from the article's own fingerprint (unpacked once) to the fingerprint that starts
+-- `other` (a bucket member: 8 bytes of fingerprint, then the id; unpack reads the first 8).
 local own_hi, own_lo = 0, 0
 if fp ~= '' then own_hi, own_lo = struct.unpack('>I4I4', fp) end
 local function distance(other)
@@ -78,7 +79,7 @@ elseif fp ~= '' then
     local members = redis.call('ZRANGE', KEYS[i], 0, -1)
     for j = 1, #members do
       local member = members[j]
-      local d = distance(string.sub(member, 1, 8))
+      local d = distance(member)
       if d <= k and (best_d == nil or d <= best_d) then
         local cid = string.sub(member, 9)
         -- Scores (first-seen times) are only needed to break ties, and matches are rare.
