@@ -2,21 +2,22 @@
 # The project's local services, without Docker: a real Apache Kafka broker (KRaft, single node,
 # jars from Maven Central) and Debian's redis-server, both on 127.0.0.1.
 #
-#   stack/local-stack.sh install   fetch the Kafka jars (cached in ~/.m2); install redis-server
-#   stack/local-stack.sh up        start both (installing first if needed); wait until ready
-#   stack/local-stack.sh down      stop what `up` started
-#   stack/local-stack.sh status    print what runs
-#   stack/local-stack.sh running   exit 0 if both answer (for scripts)
+#   stack/local-stack.sh install        fetch the Kafka jars (cached in ~/.m2); install redis-server
+#   stack/local-stack.sh up [SERVICE]   start both, or only kafka or redis; wait until ready
+#   stack/local-stack.sh down [SERVICE] stop what `up` started
+#   stack/local-stack.sh status         print what runs
+#   stack/local-stack.sh running        exit 0 if both answer (for scripts)
 #
-# State (jars, data, logs, pids) lives in .stack/ at the repository root.
-# Ports: DEDUP_STACK_KAFKA_PORT (9092), DEDUP_STACK_CONTROLLER_PORT (9093),
-# DEDUP_STACK_REDIS_PORT (6379).
+# State (data, logs, pids) lives in DEDUP_STACK_DIR (.stack/ at the repository root); the jars
+# in .stack/kafka-libs. Ports: DEDUP_STACK_KAFKA_PORT (9092), DEDUP_STACK_CONTROLLER_PORT (9093),
+# DEDUP_STACK_REDIS_PORT (6379). Another state dir and other ports give a second, private stack
+# (the fault tests restart theirs).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(dirname "$here")
-state="$root/.stack"
-libs="$state/kafka-libs"
+state=${DEDUP_STACK_DIR:-$root/.stack}
+libs="$root/.stack/kafka-libs"
 kafka_port=${DEDUP_STACK_KAFKA_PORT:-9092}
 controller_port=${DEDUP_STACK_CONTROLLER_PORT:-9093}
 redis_port=${DEDUP_STACK_REDIS_PORT:-6379}
@@ -36,12 +37,13 @@ install_redis() {
 
 install_kafka() {
   [ -f "$libs/.complete" ] && return
+  mkdir -p "$(dirname "$libs")"
   command -v mvn >/dev/null || { log "mvn not found: install Maven (apt-get install maven)"; exit 1; }
   log "fetching the Kafka jars from Maven Central"
   rm -rf "$libs"
   mvn -B -q -f "$here/pom.xml" dependency:copy-dependencies \
-    -DincludeScope=runtime -DoutputDirectory="$libs" > "$state/mvn.log" 2>&1 \
-    || { cat "$state/mvn.log"; exit 1; }
+    -DincludeScope=runtime -DoutputDirectory="$libs" > "$libs.log" 2>&1 \
+    || { cat "$libs.log"; exit 1; }
   touch "$libs/.complete"
 }
 
@@ -57,8 +59,12 @@ wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...
   return 1
 }
 
+redis_ready() {  # PONG, not just an answer: while loading its AOF Redis answers LOADING
+  [ "$(redis-cli -p "$redis_port" ping 2>/dev/null)" = PONG ]
+}
+
 redis_up() {
-  if redis-cli -p "$redis_port" ping >/dev/null 2>&1; then
+  if redis_ready; then
     log "redis already answers on 127.0.0.1:$redis_port"
     return
   fi
@@ -66,7 +72,7 @@ redis_up() {
   redis-server --bind 127.0.0.1 --port "$redis_port" --dir "$state/redis" \
     --appendonly yes --appendfsync everysec --save "" --daemonize yes \
     --pidfile "$state/redis.pid" --logfile "$state/redis.log"
-  wait_for 20 redis redis-cli -p "$redis_port" ping || { tail -20 "$state/redis.log"; exit 1; }
+  wait_for 60 redis redis_ready || { tail -20 "$state/redis.log"; exit 1; }
   log "redis ready on 127.0.0.1:$redis_port"
 }
 
@@ -130,14 +136,19 @@ stop_pid() {  # stop_pid PIDFILE NAME
 
 case "${1:-}" in
   install) mkdir -p "$state"; install_redis; install_kafka ;;
-  up) mkdir -p "$state"; install_redis; install_kafka; redis_up; kafka_up ;;
-  down) stop_pid "$state/kafka.pid" kafka; stop_pid "$state/redis.pid" redis ;;
+  up)
+    mkdir -p "$state"; install_redis; install_kafka
+    [ "${2:-redis}" != redis ] || redis_up
+    [ "${2:-kafka}" != kafka ] || kafka_up ;;
+  down)
+    [ "${2:-kafka}" != kafka ] || stop_pid "$state/kafka.pid" kafka
+    [ "${2:-redis}" != redis ] || stop_pid "$state/redis.pid" redis ;;
   running)
-    pid_alive "$state/kafka.pid" && redis-cli -p "$redis_port" ping >/dev/null 2>&1 ;;
+    pid_alive "$state/kafka.pid" && redis_ready ;;
   status)
     pid_alive "$state/kafka.pid" && echo "kafka: running (pid $(cat "$state/kafka.pid"))" \
       || echo "kafka: stopped"
-    redis-cli -p "$redis_port" ping >/dev/null 2>&1 && echo "redis: answers on $redis_port" \
+    redis_ready && echo "redis: answers on $redis_port" \
       || echo "redis: stopped" ;;
   *) echo "usage: $0 install|up|down|status|running" >&2; exit 2 ;;
 esac

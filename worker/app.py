@@ -69,6 +69,8 @@ def base_app(settings: Settings) -> faust.App:
         producer_acks=-1,
         producer_max_request_size=settings.output_max_bytes,
         broker_commit_interval=1.0,
+        # A replica that dies is noticed after this long, and its partitions move to the others.
+        broker_session_timeout=10.0,
     )
 
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,7 +95,15 @@ class WorkerProcess:
                 return cells[2]
         return None
 
+    def kill(self) -> None:
+        """kill -9: no shutdown, no last commit."""
+        self.proc.kill()
+        self.proc.wait()
+        self._log.close()
+
     def stop(self) -> None:
+        if self._log.closed:
+            return
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -123,12 +132,23 @@ def produce(kafka: str, topic: str, messages: list[tuple[bytes | None, bytes | N
     asyncio.run(run())
 
 
+Outputs = dict[str, list[dict[str, Any]]]
+
+
 def collect(kafka: str, topics: dict[str, str], expected: int, timeout: float = 90,
-            quiet: float = 3.0) -> dict[str, list[dict[str, Any]]]:
+            quiet: float = 3.0) -> Outputs:
     """Everything on `topics` (name -> topic) from the beginning, once `expected` messages have
     arrived and `quiet` seconds passed without more. Fails on timeout."""
+    return collect_until(kafka, topics, lambda out: sum(map(len, out.values())) >= expected,
+                         timeout, quiet)
 
-    async def run() -> dict[str, list[dict[str, Any]]]:
+
+def collect_until(kafka: str, topics: dict[str, str], done: Callable[[Outputs], bool],
+                  timeout: float = 90, quiet: float = 3.0) -> Outputs:
+    """Everything on `topics` from the beginning, once `done(outputs)` holds and `quiet`
+    seconds passed without more (quiet=0: as soon as it holds). Fails on timeout."""
+
+    async def run() -> Outputs:
         consumer = AIOKafkaConsumer(bootstrap_servers=kafka, group_id=None,
                                     enable_auto_commit=False)
         await consumer.start()
@@ -138,8 +158,8 @@ def collect(kafka: str, topics: dict[str, str], expected: int, timeout: float = 
                      for p in (consumer.partitions_for_topic(t) or await _partitions(consumer, t))]
             consumer.assign(parts)
             await consumer.seek_to_beginning(*parts)
-            out: dict[str, list[dict[str, Any]]] = defaultdict(list)
             count, deadline, last = 0, time.monotonic() + timeout, time.monotonic()
+            out: Outputs = defaultdict(list)
             while True:
                 batch = await consumer.getmany(timeout_ms=200)
                 for tp, records in batch.items():
@@ -148,10 +168,10 @@ def collect(kafka: str, topics: dict[str, str], expected: int, timeout: float = 
                         count += 1
                         last = time.monotonic()
                 now = time.monotonic()
-                if count >= expected and now - last >= quiet:
+                if now - last >= quiet and done(out):
                     return dict(out)
                 if now > deadline:
-                    raise AssertionError(f"got {count} of {expected} messages: "
+                    raise AssertionError(f"timed out after {count} messages: "
                                          f"{ {k: len(v) for k, v in out.items()} }")
         finally:
             await consumer.stop()
