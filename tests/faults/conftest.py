@@ -8,6 +8,7 @@ import socket
 import subprocess
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -42,20 +43,26 @@ class PrivateServices:
                               capture_output=True, text=True, timeout=30).stdout.strip()
 
 
+@contextmanager
+def _private(service: str, state: Path) -> Iterator[PrivateServices]:
+    services = PrivateServices(state)
+    services.run("up", service)
+    try:
+        yield services
+    finally:
+        services.run("down", service)
+
+
 @pytest.fixture
 def private_redis(tmp_path: Path) -> Iterator[PrivateServices]:
-    services = PrivateServices(tmp_path / "stack")
-    services.run("up", "redis")
-    yield services
-    services.run("down", "redis")
+    with _private("redis", tmp_path / "stack") as services:
+        yield services
 
 
 @pytest.fixture
 def private_kafka(tmp_path: Path) -> Iterator[PrivateServices]:
-    services = PrivateServices(tmp_path / "stack")
-    services.run("up", "kafka")
-    yield services
-    services.run("down", "kafka")
+    with _private("kafka", tmp_path / "stack") as services:
+        yield services
 
 
 @pytest.fixture

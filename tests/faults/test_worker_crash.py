@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 from tests.corpus import make_articles
@@ -9,8 +8,8 @@ from tests.integration.harness import (
     Stack,
     WorkerProcess,
     collect_until,
-    group_members,
     produce,
+    start_group,
 )
 from tests.integration.test_end_to_end import article
 
@@ -22,13 +21,7 @@ def keyed(articles: list[dict[str, str]]) -> list[tuple[bytes | None, bytes | No
 def test_kill_9_one_of_two_workers_mid_stream(
         stack: Stack, start_worker: Callable[[Stack], WorkerProcess]) -> None:
     articles = make_articles(10_000, seed=5)  # 10% exact copies, 5% one-word edits
-    workers = [start_worker(stack), start_worker(stack)]
-    for w in workers:
-        w.wait_ready()
-    deadline = time.monotonic() + 60
-    while group_members(stack.kafka, stack.settings.app_id) < 2:
-        assert time.monotonic() < deadline, "the two workers never formed one group"
-        time.sleep(0.5)
+    workers = start_group(start_worker, stack, 2)
 
     produce(stack.kafka, stack.settings.input_topic, keyed(articles))
     collect_until(stack.kafka, stack.outputs, lambda out: len(out.get("unique", [])) >= 2500,

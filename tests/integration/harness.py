@@ -184,6 +184,19 @@ async def _partitions(consumer: AIOKafkaConsumer, topic: str) -> set[int]:
     return consumer.partitions_for_topic(topic) or set()
 
 
+def start_group(start: Callable[[Stack], WorkerProcess], stack: Stack,
+                count: int) -> list[WorkerProcess]:
+    """`count` worker processes, started and joined in one consumer group."""
+    workers = [start(stack) for _ in range(count)]
+    for worker in workers:
+        worker.wait_ready()
+    deadline = time.monotonic() + 60
+    while group_members(stack.kafka, stack.settings.app_id) < count:
+        assert time.monotonic() < deadline, f"the {count} workers never formed one group"
+        time.sleep(0.5)
+    return workers
+
+
 def group_members(kafka: str, group: str) -> int:
     async def run() -> int:
         admin = AIOKafkaAdminClient(bootstrap_servers=kafka)

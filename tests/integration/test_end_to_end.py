@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -13,7 +12,7 @@ import pytest
 import redis
 
 from tests.corpus import lee_articles
-from tests.integration.harness import Stack, WorkerProcess, collect, group_members, produce
+from tests.integration.harness import Stack, WorkerProcess, collect, produce, start_group
 from tests.schemas import validate
 from worker.fingerprint import Fingerprinter
 from worker.simhash import hamming
@@ -176,13 +175,7 @@ def test_two_workers_four_partitions_never_both_unique(
     back while two worker processes share the partitions: exactly one of each pair is unique,
     and the other points at it."""
     rng = random.Random(7)
-    workers = [start_worker(stack), start_worker(stack)]
-    for w in workers:
-        w.wait_ready()
-    deadline = time.monotonic() + 60
-    while group_members(stack.kafka, stack.settings.app_id) < 2:
-        assert time.monotonic() < deadline, "the two workers never formed one group"
-        time.sleep(0.5)
+    workers = start_group(start_worker, stack, 2)
 
     texts = originals(200)
     messages: list[tuple[bytes | None, bytes | None, int | None]] = []
