@@ -75,3 +75,27 @@ def test_weights_change_the_fingerprint() -> None:
 
 def test_fingerprint_is_deterministic_across_instances() -> None:
     assert Fingerprinter()(RECIPE) == Fingerprinter()(RECIPE)
+
+
+PROMOTION = ("complete your kit. Sign up to our newsletter today and get free shipping on your "
+             "first order,")
+VARIANT = (("Slate Grey", "Storm Blue"), ("forty litres", "thirty five litres"),
+           ("one point four", "one point two"), ("sixteen inches", "fifteen inches"))
+
+
+def test_classic_experiment_promotion_and_product_variant(capsys: pytest.CaptureFixture[str],
+                                                           ) -> None:
+    """The classic experiment's other variants: both stay far closer than unrelated text.
+    Deterministic: the texts and the hash are fixed (measured: promotion 8, variant 2)."""
+    promoted = PRODUCT_PAGE.replace("complete your kit,", PROMOTION)
+    variant = PRODUCT_PAGE
+    for old, new in VARIANT:
+        assert old in variant
+        variant = variant.replace(old, new)
+    base = _fp(PRODUCT_PAGE)
+    d_promo, d_variant = hamming(base, _fp(promoted)), hamming(base, _fp(variant))
+    d_recipe = hamming(base, _fp(RECIPE))
+    with capsys.disabled():
+        print(f"\nclassic experiment: promotion {d_promo}, variant {d_variant}, "
+              f"recipe {d_recipe} bits")
+    assert 3 <= d_promo <= 12 and d_variant <= 8 and d_recipe >= 24
