@@ -9,24 +9,30 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, cast
 
 import faust
+import redis.asyncio as aioredis
 
 from worker.decide import Decider, Decision
 from worker.errors import IndexStoreError
 from worker.fingerprint import Fingerprinter
 from worker.index import RedisIndex
+from worker.kafka import KafkaProbe
 from worker.messages import Destination, Source, output_message
+from worker.observability import Check, HealthServer, Metrics, TimedIndex
 from worker.settings import Settings
 
 log = logging.getLogger(__name__)
 MAX_RETRY_DELAY_S = 5.0
 
 
-def create_app(settings: Settings) -> faust.App:
-    """The worker: the input topic in, verdicts out to the three output topics."""
+def create_app(settings: Settings, metrics: Metrics | None = None) -> faust.App:
+    """The worker: the input topic in, verdicts out to the three output topics; metrics and
+    health on settings.http_port (0: off)."""
+    metrics = metrics or Metrics()
     app = base_app(settings)
     source = input_topic(app, settings)
     sinks = {
@@ -39,16 +45,29 @@ def create_app(settings: Settings) -> faust.App:
 
     @app.agent(source, name="dedup")
     async def dedup(stream: faust.StreamT[bytes]) -> None:
-        index = RedisIndex.from_url(settings.redis_url, settings.namespace, settings.threshold)
+        index = TimedIndex(RedisIndex.from_url(settings.redis_url, settings.namespace,
+                                               settings.threshold, settings.max_bucket_read),
+                           metrics)
         fingerprinter = Fingerprinter(settings.shingle_size, settings.chinese_tokens,
                                       settings.min_words)
         decider = Decider(fingerprinter, index, settings.max_message_bytes)
         try:
             async for events in batches(stream, settings):
-                decisions = await _decide_with_retry(decider, [e.message.value for e in events])
-                await _publish(events, decisions, sinks, settings)
+                with metrics.batch_seconds.time():
+                    values = [e.message.value for e in events]
+                    decisions = await _decide_with_retry(decider, values, metrics)
+                    await _publish(events, decisions, sinks, settings)
+                _observe(metrics, events, decisions)
         finally:
             await index.close()
+
+    if settings.http_port:
+        async def serve_health() -> None:
+            redis = aioredis.Redis.from_url(settings.redis_url)
+            checks: dict[str, Check] = {"redis": redis.ping, "kafka": KafkaProbe(settings)}
+            await HealthServer(metrics, checks, settings.http_port).start()
+
+        app.task(serve_health)  # once per worker process, at start
 
     return app
 
@@ -86,7 +105,8 @@ def batches(stream: faust.StreamT[bytes], settings: Settings) -> AsyncIterator[S
                                                          within=settings.batch_wait_ms / 1000)
 
 
-async def _decide_with_retry(decider: Decider, values: Sequence[bytes | None]) -> list[Decision]:
+async def _decide_with_retry(decider: Decider, values: Sequence[bytes | None],
+                             metrics: Metrics) -> list[Decision]:
     """Wait out an unreachable or refusing index: the batch is retried, never skipped, and its
     offsets are not committed meanwhile. Retrying is safe: the index is idempotent per id."""
     delay = 0.1
@@ -94,9 +114,18 @@ async def _decide_with_retry(decider: Decider, values: Sequence[bytes | None]) -
         try:
             return await decider.decide(values)
         except IndexStoreError as exc:
+            metrics.index_retries.inc()
             log.warning("index failed (%s); retrying the batch in %.1f s", exc, delay)
             await asyncio.sleep(delay)
             delay = min(delay * 2, MAX_RETRY_DELAY_S)
+
+
+def _observe(metrics: Metrics, events: Sequence[Any], decisions: Sequence[Decision]) -> None:
+    metrics.record(decisions)
+    now = time.time()
+    for event in events:
+        if event.message.timestamp:
+            metrics.latency.observe(max(0.0, now - event.message.timestamp))
 
 
 async def _publish(events: Sequence[Any], decisions: Sequence[Decision],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import logging.config
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -33,15 +34,18 @@ def worker() -> None:
     import faust  # heavy: imported only by this command
 
     from worker.app import create_app
+    from worker.observability import logging_config
 
     settings = _settings()
-    logging.basicConfig(level=settings.log_level.upper())
+    config = logging_config(settings.log_level, settings.log_format)
+    logging.config.dictConfig(config)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     with _clean_errors():
         loop.run_until_complete(_prepare(settings))
     app = create_app(settings)
-    faust.Worker(app, loglevel=settings.log_level, loop=loop).execute_from_commandline()
+    faust.Worker(app, loglevel=settings.log_level, logging_config=config,
+                 loop=loop).execute_from_commandline()
 
 
 async def _prepare(settings: Settings) -> None:

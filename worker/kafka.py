@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TypeVar
 
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka import AIOKafkaClient, AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError
 
@@ -76,3 +76,22 @@ async def _running(client: Client, settings: Settings) -> AsyncIterator[Client]:
         yield client
     finally:
         await client.stop()
+
+
+class KafkaProbe:
+    """A readiness check: one metadata request to the cluster (connects on first use)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.bootstrap = settings.kafka_bootstrap
+        self._client: AIOKafkaClient | None = None
+
+    async def __call__(self) -> None:
+        if self._client is None:
+            client = AIOKafkaClient(bootstrap_servers=self.bootstrap)
+            await client.bootstrap()
+            self._client = client
+        await self._client.fetch_all_metadata()
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()

@@ -13,6 +13,7 @@ from typing import Any
 
 from worker.bands import MAX_THRESHOLD
 from worker.errors import ConfigError
+from worker.index.base import DEFAULT_MAX_BUCKET_READ
 
 # Every environment variable the worker reads: setting name -> variable name.
 ENV: dict[str, str] = {
@@ -33,7 +34,10 @@ ENV: dict[str, str] = {
     "max_message_bytes": "DEDUP_MAX_MESSAGE_BYTES",
     "batch_size": "DEDUP_BATCH_SIZE",
     "batch_wait_ms": "DEDUP_BATCH_WAIT_MS",
+    "max_bucket_read": "DEDUP_MAX_BUCKET_READ",
+    "http_port": "DEDUP_HTTP_PORT",
     "log_level": "DEDUP_LOG_LEVEL",
+    "log_format": "DEDUP_LOG_FORMAT",
 }
 
 _NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
@@ -59,7 +63,10 @@ class Settings:
     max_message_bytes: int = 1_000_000
     batch_size: int = 100
     batch_wait_ms: int = 10
+    max_bucket_read: int = DEFAULT_MAX_BUCKET_READ
+    http_port: int = 8080
     log_level: str = "info"
+    log_format: str = "text"
 
     def __post_init__(self) -> None:
         _check(0 <= self.threshold <= MAX_THRESHOLD,
@@ -78,6 +85,12 @@ class Settings:
                f"replication_factor must be >= 1, got {self.replication_factor}")
         _check(self.batch_size >= 1, f"batch_size must be >= 1, got {self.batch_size}")
         _check(self.batch_wait_ms >= 0, f"batch_wait_ms must be >= 0, got {self.batch_wait_ms}")
+        _check(self.max_bucket_read >= 1,
+               f"max_bucket_read must be >= 1, got {self.max_bucket_read}")
+        _check(0 <= self.http_port <= 65535,
+               f"http_port must be 0 (off) or a TCP port, got {self.http_port}")
+        _check(self.log_format in ("text", "json"),
+               f"log_format must be 'text' or 'json', got {self.log_format!r}")
         for name in ("namespace", "app_id", "input_topic", "unique_topic",
                      "duplicates_topic", "rejected_topic"):
             value = getattr(self, name)

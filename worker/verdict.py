@@ -38,6 +38,8 @@ class Verdict:
     duplicate_of_fingerprint: int | None = None
     seen_at_ms: int = 0  # when the index first decided; the same on every replay
     replayed: bool = False  # True when the id had been decided before (a redelivery)
+    candidates: int = 0  # bucket entries compared to decide (0 on a replay)
+    hot_buckets: int = 0  # buckets that held more entries than the index reads
 
     @property
     def is_duplicate(self) -> bool:

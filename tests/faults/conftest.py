@@ -4,7 +4,6 @@ started by the project's own stack/local-stack.sh in a temporary state dir on fr
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import uuid
 from collections.abc import Callable, Iterator
@@ -13,24 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.harness import Stack
+from tests.integration.harness import Stack, free_port
 
 pytestmark = pytest.mark.integration
 SCRIPT = Path(__file__).resolve().parents[2] / "stack" / "local-stack.sh"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class PrivateServices:
     def __init__(self, state: Path) -> None:
         self.env = {**os.environ, "DEDUP_STACK_DIR": str(state),
-                    "DEDUP_STACK_KAFKA_PORT": str(_free_port()),
-                    "DEDUP_STACK_CONTROLLER_PORT": str(_free_port()),
-                    "DEDUP_STACK_REDIS_PORT": str(_free_port())}
+                    "DEDUP_STACK_KAFKA_PORT": str(free_port()),
+                    "DEDUP_STACK_CONTROLLER_PORT": str(free_port()),
+                    "DEDUP_STACK_REDIS_PORT": str(free_port())}
         self.kafka = f"127.0.0.1:{self.env['DEDUP_STACK_KAFKA_PORT']}"
         self.redis_url = f"redis://127.0.0.1:{self.env['DEDUP_STACK_REDIS_PORT']}/0"
 

@@ -17,10 +17,10 @@ async def make_index(request: pytest.FixtureRequest) -> AsyncIterator[MakeIndex]
     """Builds indexes of one kind; the contract tests run once against each kind."""
     if request.param == "memory":
         ticks = itertools.count(1_700_000_000_000, 5)
-        yield lambda threshold=3: MemoryIndex(threshold, clock_ms=lambda: next(ticks))
+        yield lambda threshold=3, **kw: MemoryIndex(threshold, clock_ms=lambda: next(ticks), **kw)
         return
     client = aioredis.Redis.from_url(request.getfixturevalue("redis_url"))
     await client.flushdb()
     namespace = uuid.uuid4().hex[:8]
-    yield lambda threshold=3: RedisIndex(client, namespace, threshold)
+    yield lambda threshold=3, **kw: RedisIndex(client, namespace, threshold, **kw)
     await client.aclose()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 
+import pytest
 import xxhash
 
 from tests.index.conftest import MakeIndex
@@ -156,3 +157,28 @@ async def test_unicode_ids(make_index: MakeIndex) -> None:
     await one(index, probe("新闻-ü-1", BASE))
     v = await one(index, probe("新闻-ü-2", flip(BASE, [3])))
     assert v.duplicate_of == "新闻-ü-1"
+
+
+@pytest.mark.parametrize(("room", "expected"), [
+    (2, (Kind.UNIQUE, None, 2, 1)),  # the oldest is not compared; the bucket is hot
+    (3, (Kind.NEAR, "o0", 3, 0)),
+])
+async def test_a_hot_bucket_is_read_in_part_newest_first(
+        make_index: MakeIndex, room: int, expected: tuple[Kind, str | None, int, int]) -> None:
+    """Three originals share only their top band, and the bucket has room for `room`."""
+    top = 0xABCD << 48
+    olds = [top | 0x000000000000, top | 0xFFFFFFFFFFFF, top | 0x0F0F0F0F0F0F]
+    index = make_index(3, max_bucket_read=room)
+    for i, fp in enumerate(olds):
+        assert (await one(index, probe(f"o{i}", fp))).kind is Kind.UNIQUE
+    # 3 bits from o0, one in each lower band: o0 can only be found through the top band
+    v = await one(index, probe("new", flip(olds[0], [32, 16, 0])))
+    assert (v.kind, v.duplicate_of, v.candidates, v.hot_buckets) == expected
+
+
+async def test_candidates_are_counted_and_zero_on_replay(make_index: MakeIndex) -> None:
+    index = make_index()
+    await one(index, probe("a", BASE))
+    first = await one(index, probe("b", flip(BASE, [1])))
+    assert first.candidates == 3  # bit 1 lies in the last band: "a" is in three of b's buckets
+    assert (await one(index, probe("b", flip(BASE, [1])))).candidates == 0

@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -46,6 +49,7 @@ class Stack:
             "duplicates_topic": f"{self.name}.duplicates",
             "rejected_topic": f"{self.name}.rejected",
             "input_partitions": "4",
+            "http_port": "0",  # several workers share this host; a test that wants it sets it
         }
         env = {ENV[k]: v for k, v in values.items()}
         env.update(self.extra_env)
@@ -83,17 +87,14 @@ class WorkerProcess:
                 raise AssertionError(f"worker did not start:\n{self.log()[-3000:]}")
             time.sleep(0.2)
 
-    def assigned(self, topic: str) -> str | None:
-        """The partitions of `topic` in faust's last assignment table, as faust prints them
-        (e.g. "{0-1}"), or None when it holds none."""
-        table = self.log().rsplit("Setting newly assigned partitions", 1)
-        if len(table) < 2:
-            return None
-        for line in table[1].splitlines():
-            cells = [c.strip() for c in line.split("|")]
-            if len(cells) > 2 and cells[1] == topic:
-                return cells[2]
-        return None
+    def assigned(self, topic: str) -> tuple[int, ...]:
+        """The partitions of `topic` in the worker's last assignment (from its log)."""
+        lines = [line for line in self.log().splitlines()
+                 if "Setting newly assigned partitions" in line]
+        if not lines:
+            return ()
+        pattern = rf"TopicPartition\(topic='{re.escape(topic)}', partition=(\d+)\)"
+        return tuple(sorted(int(p) for p in re.findall(pattern, lines[-1])))
 
     def kill(self) -> None:
         """kill -9: no shutdown, no last commit."""
@@ -209,3 +210,14 @@ def group_members(kafka: str, group: str) -> int:
             await admin.close()
 
     return asyncio.run(run())
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def http_get(port: int, path: str) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as response:
+        return str(response.read().decode())

@@ -12,7 +12,15 @@ import pytest
 import redis
 
 from tests.corpus import lee_articles
-from tests.integration.harness import Stack, WorkerProcess, collect, produce, start_group
+from tests.integration.harness import (
+    Stack,
+    WorkerProcess,
+    collect,
+    free_port,
+    http_get,
+    produce,
+    start_group,
+)
 from tests.schemas import validate
 from worker.fingerprint import Fingerprinter
 from worker.simhash import hamming
@@ -129,7 +137,9 @@ def _without_source(messages: list[dict[str, Any]]) -> list[str]:
 
 def test_300_articles_end_to_end_then_resent(
         stack: Stack, start_worker: Callable[[Stack], WorkerProcess]) -> None:
-    stack.extra_env["DEDUP_MAX_MESSAGE_BYTES"] = str(MAX_BYTES)
+    port = free_port()
+    stack.extra_env.update({"DEDUP_MAX_MESSAGE_BYTES": str(MAX_BYTES),
+                            "DEDUP_HTTP_PORT": str(port)})
     first, later = plant_300()
     worker = start_worker(stack)
     worker.wait_ready()
@@ -167,6 +177,14 @@ def test_300_articles_end_to_end_then_resent(
         assert _without_source(after) == sorted(_without_source(before) * 2)
     assert all(m["id"] != m["duplicate_of"] for m in again["duplicates"])
     assert worker.proc.poll() is None, "the worker must survive all of it"
+
+    # What the worker counted, on its metrics endpoint; and it reports itself ready.
+    metrics = http_get(port, "/metrics")
+    for kind, fresh in (("unique", 220), ("near", 40), ("exact", 20)):
+        assert f'dedup_verdicts_total{{kind="{kind}",replayed="false"}} {fresh}.0' in metrics
+        assert f'dedup_verdicts_total{{kind="{kind}",replayed="true"}} {fresh}.0' in metrics
+    assert 'dedup_dead_letters_total{reason="too_large"} 2.0' in metrics
+    assert json.loads(http_get(port, "/readyz"))["status"] == "ok"
 
 
 def test_two_workers_four_partitions_never_both_unique(

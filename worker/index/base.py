@@ -8,6 +8,7 @@ from typing import Protocol
 from worker.verdict import IdConflict, Probe, Verdict
 
 Outcome = Verdict | IdConflict
+DEFAULT_MAX_BUCKET_READ = 1000  # newest entries read per bucket; a bucket over it is "hot"
 
 
 class Index(Protocol):

@@ -7,8 +7,10 @@
 -- ARGV[2]   content hash, 16 raw bytes
 -- ARGV[3]   fingerprint, 8 raw bytes big-endian, or "" when the text is too short
 -- ARGV[4]   threshold k (bits)
+-- ARGV[5]   the most entries read from one bucket (the newest); bounds the script's time
 --
--- Reply: {kind, distance or -1, duplicate_of or "", its fingerprint or "", seen_at_ms, replayed}
+-- Reply: {kind, distance or -1, duplicate_of or "", its fingerprint or "", seen_at_ms, replayed,
+--         candidates compared, buckets read only in part}
 --    or {"conflict"} when the id was indexed before with other content.
 --
 -- Record layout (bytes, 1-based): 1-16 content hash | 17-24 own fingerprint | 25 kind |
@@ -16,6 +18,7 @@
 -- 36-43 seen_at_ms (big-endian double) | 44- duplicate_of id
 
 local id, content, fp, k = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local max_read = tonumber(ARGV[5])
 local KINDS = {[0] = 'unique', [1] = 'exact', [2] = 'near'}
 local CODES = {unique = 0, exact = 1, near = 2}
 local ZERO8 = string.rep('\0', 8)
@@ -46,25 +49,26 @@ local function bytes_less(a, b)
   return #a < #b
 end
 
-local function reply_from(record, replayed)
+local function reply_from(record, replayed, candidates, hot)
   local kind, flags, dist = string.byte(record, 25, 27)
   local dup_fp = ''
   if bit.band(flags, 2) ~= 0 then dup_fp = string.sub(record, 28, 35) end
   if kind == 0 then dist = -1 end
   local seen = struct.unpack('>d', string.sub(record, 36, 43))
-  return {KINDS[kind], dist, string.sub(record, 44), dup_fp, seen, replayed}
+  return {KINDS[kind], dist, string.sub(record, 44), dup_fp, seen, replayed, candidates, hot}
 end
 
 -- Redelivery of an id already decided: the same verdict again.
 local record = redis.call('HGET', KEYS[1], id)
 if record then
   if string.sub(record, 1, 16) ~= content then return {'conflict'} end
-  return reply_from(record, 1)
+  return reply_from(record, 1, 0, 0)
 end
 
 local now = redis.call('TIME')
 local seen_at = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local kind, dist, dup_id, dup_fp = 'unique', 0, '', nil
+local candidates, hot = 0, 0
 
 local exact_id = redis.call('HGET', KEYS[2], content)
 if exact_id then
@@ -76,7 +80,9 @@ if exact_id then
 elseif fp ~= '' then
   local best_d, best_s
   for i = 3, #KEYS do
-    local members = redis.call('ZRANGE', KEYS[i], 0, -1)
+    local members = redis.call('ZRANGE', KEYS[i], -max_read, -1)
+    candidates = candidates + #members
+    if #members == max_read and redis.call('ZCARD', KEYS[i]) > max_read then hot = hot + 1 end
     for j = 1, #members do
       local member = members[j]
       local d = distance(member)
@@ -109,4 +115,4 @@ if dup_fp then flags = flags + 2 end
 record = content .. (fp ~= '' and fp or ZERO8) .. string.char(CODES[kind], flags, dist)
   .. (dup_fp or ZERO8) .. struct.pack('>d', seen_at) .. dup_id
 redis.call('HSET', KEYS[1], id, record)
-return reply_from(record, 0)
+return reply_from(record, 0, candidates, hot)

@@ -9,13 +9,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from worker.bands import band_values, band_widths
-from worker.index.base import Outcome
+from worker.index.base import DEFAULT_MAX_BUCKET_READ, Outcome
 from worker.verdict import Entry, IdConflict, Kind, Probe, Verdict, closest
 
 
 class MemoryIndex:
-    def __init__(self, threshold: int = 3, clock_ms: Callable[[], int] | None = None) -> None:
+    def __init__(self, threshold: int = 3, clock_ms: Callable[[], int] | None = None,
+                 max_bucket_read: int = DEFAULT_MAX_BUCKET_READ) -> None:
         self.threshold = threshold
+        self.max_bucket_read = max_bucket_read
         self.widths = band_widths(threshold)
         self._clock_ms = clock_ms or (lambda: int(time.time() * 1000))
         self._buckets: defaultdict[tuple[int, int], list[Entry]] = defaultdict(list)
@@ -31,7 +33,7 @@ class MemoryIndex:
             content_hash, verdict = known
             if content_hash != probe.content_hash:
                 return IdConflict(probe.id)
-            return replace(verdict, replayed=True)
+            return replace(verdict, replayed=True, candidates=0, hot_buckets=0)
 
         now = self._clock_ms()
         verdict = self._decide(probe, now)
@@ -50,18 +52,20 @@ class MemoryIndex:
             original = self._records[exact_id][1]
             return Verdict(probe.id, Kind.EXACT, probe.fingerprint, exact_id, 0,
                            original.fingerprint, now)
+        read: list[Entry] = []
+        hot = 0
         if probe.fingerprint is not None:
-            candidates = (
-                entry
-                for band, value in enumerate(band_values(probe.fingerprint, self.widths))
-                for entry in self._buckets.get((band, value), ())
-            )
-            match = closest(probe.fingerprint, candidates, self.threshold, probe.id)
+            for band, value in enumerate(band_values(probe.fingerprint, self.widths)):
+                bucket = self._buckets.get((band, value), [])
+                read += bucket[-self.max_bucket_read:]  # the newest, as Redis reads them
+                hot += len(bucket) > self.max_bucket_read
+            match = closest(probe.fingerprint, read, self.threshold, probe.id)
             if match is not None:
                 entry, distance = match
                 return Verdict(probe.id, Kind.NEAR, probe.fingerprint, entry.id, distance,
-                               entry.fingerprint, now)
-        return Verdict(probe.id, Kind.UNIQUE, probe.fingerprint, seen_at_ms=now)
+                               entry.fingerprint, now, candidates=len(read), hot_buckets=hot)
+        return Verdict(probe.id, Kind.UNIQUE, probe.fingerprint, seen_at_ms=now,
+                       candidates=len(read), hot_buckets=hot)
 
     async def close(self) -> None:
         return None

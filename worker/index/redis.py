@@ -18,7 +18,7 @@ import redis.exceptions
 from worker.bands import band_values, band_widths
 from worker.errors import IndexStoreError, IndexUnavailable, LayoutMismatch
 from worker.index import keys
-from worker.index.base import Outcome
+from worker.index.base import DEFAULT_MAX_BUCKET_READ, Outcome
 from worker.simhash import from_bytes, to_bytes
 from worker.verdict import IdConflict, Kind, Probe, Verdict
 
@@ -32,10 +32,11 @@ def _script_source() -> str:
 
 class RedisIndex:
     def __init__(self, client: aioredis.Redis, namespace: str = "default",
-                 threshold: int = 3) -> None:
+                 threshold: int = 3, max_bucket_read: int = DEFAULT_MAX_BUCKET_READ) -> None:
         self.client = client
         self.namespace = namespace
         self.threshold = threshold
+        self.max_bucket_read = max_bucket_read
         self.widths = band_widths(threshold)
         self._docs = keys.docs_key(namespace)
         self._exact = keys.exact_key(namespace)
@@ -44,9 +45,10 @@ class RedisIndex:
         self._sha = hashlib.sha1(_script_source().encode("utf-8")).hexdigest()
 
     @classmethod
-    def from_url(cls, url: str, namespace: str = "default", threshold: int = 3) -> RedisIndex:
+    def from_url(cls, url: str, namespace: str = "default", threshold: int = 3,
+                 max_bucket_read: int = DEFAULT_MAX_BUCKET_READ) -> RedisIndex:
         client = aioredis.Redis.from_url(url, decode_responses=False)
-        return cls(client, namespace, threshold)
+        return cls(client, namespace, threshold, max_bucket_read)
 
     @property
     def layout(self) -> dict[str, str]:
@@ -104,7 +106,8 @@ class RedisIndex:
                 buckets = self.bucket_keys(fp) if fp is not None else []
                 pipe.evalsha(self._sha, 2 + len(buckets), self._docs, self._exact, *buckets,
                              probe.id.encode("utf-8"), probe.content_hash,
-                             to_bytes(fp) if fp is not None else b"", self.threshold)
+                             to_bytes(fp) if fp is not None else b"", self.threshold,
+                             self.max_bucket_read)
             return await pipe.execute()
 
     async def close(self) -> None:
@@ -115,8 +118,9 @@ def _outcome(probe: Probe, reply: list[bytes | int]) -> Outcome:
     kind = bytes(reply[0]).decode()
     if kind == "conflict":
         return IdConflict(probe.id)
-    _, distance, dup_id, dup_fp, seen_at, replayed = reply
+    _, distance, dup_id, dup_fp, seen_at, replayed, candidates, hot = reply
     assert isinstance(distance, int) and isinstance(seen_at, int)
+    assert isinstance(candidates, int) and isinstance(hot, int)
     assert isinstance(dup_id, bytes) and isinstance(dup_fp, bytes)
     return Verdict(
         id=probe.id,
@@ -127,6 +131,8 @@ def _outcome(probe: Probe, reply: list[bytes | int]) -> Outcome:
         duplicate_of_fingerprint=from_bytes(dup_fp) if dup_fp else None,
         seen_at_ms=seen_at,
         replayed=bool(replayed),
+        candidates=candidates,
+        hot_buckets=hot,
     )
 
 
