@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -48,15 +49,30 @@ def decode_article(raw: bytes | None, max_bytes: int) -> Article | Rejection:
         return Rejection(Reason.TOO_LARGE,
                          f"{len(raw)} bytes is over the limit of {max_bytes} "
                          "(DEDUP_MAX_MESSAGE_BYTES)")
-    try:
-        body = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError as bad:
-            return Rejection(Reason.INVALID_UTF8, f"not UTF-8: {bad}")
-        return Rejection(Reason.INVALID_JSON, f"not valid JSON: {exc}")
+    body = _parse(raw)
+    if isinstance(body, Rejection):
+        return body
     return article_from_object(body, raw)
+
+
+def _parse(raw: bytes) -> Any:
+    """The JSON value in raw, or a Rejection. orjson is fast but refuses some valid JSON
+    (numbers beyond a double's range); the standard parser has the last word on those."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as fast_error:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return Rejection(Reason.INVALID_UTF8, f"not UTF-8: {exc}")
+        try:
+            return json.loads(text, parse_constant=_reject_constant)
+        except (ValueError, RecursionError):
+            return Rejection(Reason.INVALID_JSON, f"not valid JSON: {fast_error}")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def article_from_object(body: Any, raw: bytes) -> Article | Rejection:
@@ -74,12 +90,24 @@ def article_from_object(body: Any, raw: bytes) -> Article | Rejection:
             return Rejection(Reason.WRONG_TYPE,
                              f"{field!r} must be a string, got {_json_type(body[field])}")
     article_id, text = body["id"], body["text"]
+    for field, value in (("id", article_id), ("text", text)):
+        if not _is_utf8(value):
+            return Rejection(Reason.INVALID_VALUE,
+                             f"{field!r} holds a lone UTF-16 surrogate escape; it is not text")
     if not article_id.strip() or len(article_id) > MAX_ID_CHARS:
         return Rejection(Reason.INVALID_VALUE,
                          f"'id' must be 1..{MAX_ID_CHARS} characters and not blank")
     if not text.strip():
         return Rejection(Reason.INVALID_VALUE, "'text' is empty")
     return Article(article_id, text, raw)
+
+
+def _is_utf8(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _json_type(value: Any) -> str:
