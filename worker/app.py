@@ -18,7 +18,6 @@ import redis.asyncio as aioredis
 
 from worker.decide import Decider, Decision
 from worker.errors import IndexStoreError
-from worker.fingerprint import Fingerprinter
 from worker.index import RedisIndex
 from worker.kafka import KafkaProbe
 from worker.messages import Destination, Source, output_message
@@ -48,9 +47,7 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> faust.App:
         index = TimedIndex(RedisIndex.from_url(settings.redis_url, settings.namespace,
                                                settings.threshold, settings.max_bucket_read),
                            metrics)
-        fingerprinter = Fingerprinter(settings.shingle_size, settings.chinese_tokens,
-                                      settings.min_words)
-        decider = Decider(fingerprinter, index, settings.max_message_bytes)
+        decider = Decider.from_settings(settings, index)
         try:
             async for events in batches(stream, settings):
                 with metrics.batch_seconds.time():

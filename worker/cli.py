@@ -1,4 +1,4 @@
-"""The `dedup-worker` command line: worker, publish, alerts, scan."""
+"""The `dedup-worker` command line: worker, publish, alerts, scan, evaluate."""
 
 from __future__ import annotations
 
@@ -167,14 +167,12 @@ def scan(file: IO[bytes], threshold: int | None) -> None:
     Prints one JSON verdict per input line, in order; first seen wins.
     """
     from worker.decide import Decider
-    from worker.fingerprint import Fingerprinter
     from worker.index import MemoryIndex
     from worker.messages import scan_line
 
     settings = _settings(threshold=threshold)
-    decider = Decider(
-        Fingerprinter(settings.shingle_size, settings.chinese_tokens, settings.min_words),
-        MemoryIndex(settings.threshold), settings.max_message_bytes)
+    decider = Decider.from_settings(
+        settings, MemoryIndex(settings.threshold, max_bucket_read=settings.max_bucket_read))
     with asyncio.Runner() as runner:
         for first, chunk in _chunks(file, SCAN_CHUNK):
             for i, decision in enumerate(runner.run(decider.decide(chunk))):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from worker.articles import Article, Reason, Rejection, decode_article
 from worker.fingerprint import Fingerprint, Fingerprinter
 from worker.index.base import Index
+from worker.settings import Settings
 from worker.verdict import IdConflict, Probe, Verdict
 
 
@@ -30,6 +31,12 @@ class Decider:
         self.fingerprinter = fingerprinter
         self.index = index
         self.max_message_bytes = max_message_bytes
+
+    @classmethod
+    def from_settings(cls, settings: Settings, index: Index) -> Decider:
+        fingerprinter = Fingerprinter(settings.shingle_size, settings.chinese_tokens,
+                                      settings.min_words)
+        return cls(fingerprinter, index, settings.max_message_bytes)
 
     async def decide(self, values: Sequence[bytes | None]) -> list[Decision]:
         """One decision per value, in order. Raises only when the index cannot answer."""

@@ -233,3 +233,14 @@ def test_redis_index_holds_what_the_worker_decided(
     assert meta[b"threshold"] == b"3" and meta[b"bands"] == b"16,16,16,16"
     assert client.hexists(f"dedup:{{{stack.name}}}:docs", "only")
     client.close()
+
+
+def test_a_worker_with_another_threshold_refuses_the_index(
+        stack: Stack, start_worker: Callable[[Stack], WorkerProcess]) -> None:
+    first = start_worker(stack)
+    first.wait_ready()
+    stack.extra_env["DEDUP_THRESHOLD"] = "5"
+    other = start_worker(stack)
+    assert other.proc.wait(60) != 0
+    assert "was built with layout" in other.log() and "threshold" in other.log()
+    assert "Traceback" not in other.log()
