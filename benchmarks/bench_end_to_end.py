@@ -118,8 +118,8 @@ class Run:
 def throughput(run: Run, articles: list[dict[str, Any]], timeout: float) -> float:
     """Articles/s of the processes draining a topic that already holds all the articles."""
     asyncio.run(produce(run.stack.kafka, run.stack.settings.input_topic, articles))
-    run.start()
     try:
+        run.start()
         records = asyncio.run(consume(run.stack.kafka, run.outputs, len(articles), timeout))
     finally:
         run.stop()
@@ -131,8 +131,6 @@ def latency(run: Run, articles: list[dict[str, Any]], rate: float, timeout: floa
             warm_up: float = WARM_UP_S) -> tuple[float, float]:
     """p50 and p99 in ms from publishing to receiving the output, at a steady `rate`, for the
     articles sent after the first `warm_up` seconds (connections, first batches)."""
-    run.start()
-
     async def measure() -> list[tuple[int, float, dict[str, Any]]]:
         consumer = asyncio.create_task(consume(run.stack.kafka, run.outputs, len(articles),
                                                timeout))
@@ -140,6 +138,7 @@ def latency(run: Run, articles: list[dict[str, Any]], rate: float, timeout: floa
         return await consumer
 
     try:
+        run.start()
         records = asyncio.run(measure())
     finally:
         run.stop()
