@@ -11,7 +11,8 @@
 # State (data, logs, pids) lives in DEDUP_STACK_DIR (.stack/ at the repository root); the jars
 # in .stack/kafka-libs. Ports: DEDUP_STACK_KAFKA_PORT (9092), DEDUP_STACK_CONTROLLER_PORT (9093),
 # DEDUP_STACK_REDIS_PORT (6379). Another state dir and other ports give a second, private stack
-# (the fault tests restart theirs).
+# (the fault tests restart theirs). DEDUP_STACK_SASL_PORT adds a SASL_PLAINTEXT listener (PLAIN,
+# user "dedup", password DEDUP_STACK_SASL_PASSWORD) beside the plain one, for the security tests.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -21,6 +22,7 @@ libs="$root/.stack/kafka-libs"
 kafka_port=${DEDUP_STACK_KAFKA_PORT:-9092}
 controller_port=${DEDUP_STACK_CONTROLLER_PORT:-9093}
 redis_port=${DEDUP_STACK_REDIS_PORT:-6379}
+sasl_port=${DEDUP_STACK_SASL_PORT:-}
 
 log() { echo "local-stack: $*" >&2; }
 
@@ -77,15 +79,23 @@ redis_up() {
 }
 
 kafka_config() {
+  local listeners="PLAINTEXT://127.0.0.1:$kafka_port,CONTROLLER://127.0.0.1:$controller_port"
+  local advertised="PLAINTEXT://127.0.0.1:$kafka_port"
+  local protocols="CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
+  if [ -n "$sasl_port" ]; then
+    listeners="$listeners,SASL_PLAINTEXT://127.0.0.1:$sasl_port"
+    advertised="$advertised,SASL_PLAINTEXT://127.0.0.1:$sasl_port"
+    protocols="$protocols,SASL_PLAINTEXT:SASL_PLAINTEXT"
+  fi
   cat > "$state/server.properties" <<PROPS
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$controller_port
 controller.listener.names=CONTROLLER
-listeners=PLAINTEXT://127.0.0.1:$kafka_port,CONTROLLER://127.0.0.1:$controller_port
-advertised.listeners=PLAINTEXT://127.0.0.1:$kafka_port
+listeners=$listeners
+advertised.listeners=$advertised
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=$protocols
 log.dirs=$state/kafka-data
 num.partitions=1
 offsets.topic.replication.factor=1
@@ -96,6 +106,13 @@ transaction.state.log.num.partitions=1
 group.initial.rebalance.delay.ms=0
 auto.create.topics.enable=true
 PROPS
+  if [ -n "$sasl_port" ]; then
+    local password=${DEDUP_STACK_SASL_PASSWORD:-dedup-secret}
+    cat >> "$state/server.properties" <<PROPS
+sasl.enabled.mechanisms=PLAIN
+listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_dedup="$password";
+PROPS
+  fi
 }
 
 kafka_up() {

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
+from pathlib import Path
 
 import pytest
 
@@ -61,9 +63,54 @@ def kafka_service() -> Iterator[str]:
         yield LOCAL_KAFKA.format(port=port)
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 def _require_port(port: int, what: str) -> None:
     try:
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
     except OSError:
         pytest.fail(f"{what} is not running on 127.0.0.1:{port} and no Docker engine answers; "
                     f"{HINT}", pytrace=False)
+
+
+SCRIPT = Path(__file__).resolve().parents[1] / "stack" / "local-stack.sh"
+
+
+class PrivateServices:
+    """A private Redis and/or Kafka broker, started by the project's own stack/local-stack.sh
+    in a temporary state dir on free ports, for tests that stop, restart or reconfigure them."""
+
+    def __init__(self, state: Path, **extra: str) -> None:
+        self.env = {**os.environ, **extra, "DEDUP_STACK_DIR": str(state),
+                    "DEDUP_STACK_KAFKA_PORT": str(free_port()),
+                    "DEDUP_STACK_CONTROLLER_PORT": str(free_port()),
+                    "DEDUP_STACK_REDIS_PORT": str(free_port())}
+        self.kafka = f"127.0.0.1:{self.env['DEDUP_STACK_KAFKA_PORT']}"
+        self.redis_url = f"redis://127.0.0.1:{self.env['DEDUP_STACK_REDIS_PORT']}/0"
+
+    def run(self, *args: str) -> None:
+        subprocess.run(["bash", str(SCRIPT), *args], env=self.env, check=True,
+                       capture_output=True, timeout=180)
+
+    @contextmanager
+    def started(self, service: str) -> Iterator[None]:
+        self.run("up", service)
+        try:
+            yield
+        finally:
+            self.run("down", service)
+
+    def redis_cli(self, *args: str) -> str:
+        return subprocess.run(["redis-cli", "-p", self.env["DEDUP_STACK_REDIS_PORT"], *args],
+                              capture_output=True, text=True, timeout=30).stdout.strip()
+
+
+@contextmanager
+def private_service(service: str, state: Path, **extra: str) -> Iterator[PrivateServices]:
+    services = PrivateServices(state, **extra)
+    with services.started(service):
+        yield services

@@ -4,11 +4,17 @@ import logging
 import aiohttp
 import pytest
 
-from tests.integration.harness import free_port
+from tests.services import free_port
 from worker.articles import Article, Reason, Rejection
 from worker.decide import Accepted
 from worker.fingerprint import Fingerprinter
-from worker.observability import HealthServer, JsonFormatter, Metrics, logging_config
+from worker.observability import (
+    HealthServer,
+    JsonFormatter,
+    Metrics,
+    RedactSecrets,
+    logging_config,
+)
 from worker.verdict import Kind, Verdict
 
 
@@ -81,3 +87,25 @@ async def test_health_endpoints() -> None:
                 assert "dedup_index_retries_total 1.0" in await r.text()
     finally:
         await server.stop()
+
+
+def test_secrets_are_redacted_in_every_form(capsys: pytest.CaptureFixture[str]) -> None:
+    secret = "pä55\"word"
+    logger = logging.getLogger("test.redact")
+    handler = logging.StreamHandler()
+    handler.addFilter(RedactSecrets([secret, ""]))
+    logger.addHandler(handler)
+    try:
+        logger.warning("plain %s", secret)
+        logger.warning("bytes %r", b"\x00user\x00" + secret.encode())
+        logger.warning("json %s", json.dumps({"p": secret}))
+        try:
+            raise ValueError(secret)
+        except ValueError:
+            logger.exception("failed")
+    finally:
+        logger.removeHandler(handler)
+    err = capsys.readouterr().err
+    assert secret not in err and repr(secret.encode())[2:-1] not in err
+    assert json.dumps(secret)[1:-1] not in err
+    assert err.count("***") == 4

@@ -40,3 +40,13 @@ def test_settings_are_frozen() -> None:
 def test_bad_values_say_the_fix(env: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         Settings.from_env(env)
+
+
+def test_secrets_stay_out_of_repr_and_are_listed_for_redaction() -> None:
+    s = Settings.from_env({"DEDUP_KAFKA_SECURITY_PROTOCOL": "SASL_SSL",
+                           "DEDUP_KAFKA_USERNAME": "dedup", "DEDUP_KAFKA_PASSWORD": "k-secret",
+                           "DEDUP_REDIS_URL": "rediss://dedup:r-secret@redis:6380/0"})
+    assert "k-secret" not in repr(s) and "r-secret" not in repr(s)
+    assert s.secrets == ["k-secret", "r-secret"]
+    with pytest.raises(ConfigError, match="SASL needs"):
+        Settings.from_env({"DEDUP_KAFKA_SECURITY_PROTOCOL": "SASL_PLAINTEXT"})

@@ -19,7 +19,7 @@ import redis.asyncio as aioredis
 from worker.decide import Decider, Decision
 from worker.errors import IndexStoreError
 from worker.index import RedisIndex
-from worker.kafka import KafkaProbe
+from worker.kafka import KafkaProbe, ssl_context
 from worker.messages import Destination, Source, output_message
 from worker.observability import Check, HealthServer, Metrics, TimedIndex
 from worker.settings import Settings
@@ -74,6 +74,7 @@ def base_app(settings: Settings) -> faust.App:
     return faust.App(
         settings.app_id,
         broker=[f"kafka://{host}" for host in settings.kafka_bootstrap.split(",")],
+        broker_credentials=_credentials(settings),
         key_serializer="raw",
         value_serializer="raw",
         autodiscover=False,
@@ -88,6 +89,17 @@ def base_app(settings: Settings) -> faust.App:
         # A replica that dies is noticed after this long, and its partitions move to the others.
         broker_session_timeout=10.0,
     )
+
+
+def _credentials(settings: Settings) -> faust.types.auth.CredentialsT | None:
+    protocol = settings.kafka_security_protocol
+    context = ssl_context(settings) if protocol in ("SSL", "SASL_SSL") else None
+    if protocol.startswith("SASL"):
+        return faust.SASLCredentials(username=settings.kafka_username,
+                                     password=settings.kafka_password,
+                                     mechanism=settings.kafka_sasl_mechanism,
+                                     ssl_context=context)
+    return faust.SSLCredentials(context) if context is not None else None
 
 
 def input_topic(app: faust.App, settings: Settings) -> faust.TopicT:

@@ -37,7 +37,7 @@ def worker() -> None:
     from worker.observability import logging_config
 
     settings = _settings()
-    config = logging_config(settings.log_level, settings.log_format)
+    config = logging_config(settings.log_level, settings.log_format, settings.secrets)
     logging.config.dictConfig(config)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
@@ -51,8 +51,9 @@ def worker() -> None:
 async def _prepare(settings: Settings) -> None:
     """Topics exist and the index's layout matches ours, before the stream starts."""
     from worker.index import RedisIndex
-    from worker.kafka import ensure_topics
+    from worker.kafka import check_credentials, ensure_topics
 
+    await _retry_startup(lambda: check_credentials(settings), "Kafka")
     await _retry_startup(lambda: ensure_topics(settings), "Kafka")
     index = RedisIndex.from_url(settings.redis_url, settings.namespace, settings.threshold)
     try:

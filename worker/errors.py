@@ -22,4 +22,8 @@ class LayoutMismatch(IndexStoreError):
 
 
 class KafkaUnavailable(DedupError):
-    """The Kafka cluster cannot be reached or refused a request."""
+    """The Kafka cluster cannot be reached right now; retrying later may succeed."""
+
+
+class KafkaRefused(DedupError):
+    """Kafka refused the worker's credentials or rights; retrying will not help."""

@@ -4,20 +4,78 @@ the `publish` and `alerts` commands use. Kafka errors become KafkaUnavailable he
 from __future__ import annotations
 
 import logging
+import ssl
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaClient, AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import KafkaError
+from aiokafka.conn import create_conn
+from aiokafka.errors import (
+    AuthenticationFailedError,
+    AuthenticationMethodNotSupported,
+    ClusterAuthorizationFailedError,
+    KafkaError,
+    SaslAuthenticationFailed,
+    TopicAuthorizationFailedError,
+    UnsupportedSaslMechanismError,
+)
+from aiokafka.helpers import create_ssl_context
 
-from worker.errors import KafkaUnavailable
+from worker.errors import KafkaRefused, KafkaUnavailable
 from worker.settings import Settings
 
 log = logging.getLogger(__name__)
+
+
+_REFUSALS = (AuthenticationFailedError, AuthenticationMethodNotSupported,
+             SaslAuthenticationFailed, UnsupportedSaslMechanismError,
+             ClusterAuthorizationFailedError, TopicAuthorizationFailedError)
+
+
+def _translate(exc: KafkaError, what: str) -> KafkaUnavailable | KafkaRefused:
+    if isinstance(exc, _REFUSALS):
+        return KafkaRefused(f"{what}: Kafka refused the credentials or rights "
+                            f"(DEDUP_KAFKA_USERNAME / DEDUP_KAFKA_PASSWORD / ACLs): {exc!r}")
+    return KafkaUnavailable(f"{what}: {exc!r}")
+
+
+def client_options(settings: Settings) -> dict[str, Any]:
+    """Security options for any aiokafka client (admin, producer, consumer)."""
+    options: dict[str, Any] = {"bootstrap_servers": settings.kafka_bootstrap,
+                               "security_protocol": settings.kafka_security_protocol}
+    if settings.kafka_security_protocol in ("SSL", "SASL_SSL"):
+        options["ssl_context"] = ssl_context(settings)
+    if settings.kafka_security_protocol.startswith("SASL"):
+        options.update(sasl_mechanism=settings.kafka_sasl_mechanism,
+                       sasl_plain_username=settings.kafka_username,
+                       sasl_plain_password=settings.kafka_password)
+    return options
+
+
+def ssl_context(settings: Settings) -> ssl.SSLContext:
+    context: ssl.SSLContext = create_ssl_context(cafile=settings.kafka_ssl_cafile or None)
+    return context
 TOPIC_ALREADY_EXISTS = 36  # Kafka protocol error code
 Client = TypeVar("Client", AIOKafkaProducer, AIOKafkaConsumer)
+
+
+async def check_credentials(settings: Settings) -> None:
+    """With SASL, log in to the first bootstrap server once: aiokafka's clients only log a
+    refused password and report the broker unreachable, which would be retried in vain."""
+    if not settings.kafka_security_protocol.startswith("SASL"):
+        return
+    host, _, port = settings.kafka_bootstrap.split(",")[0].rpartition(":")
+    options = client_options(settings)
+    del options["bootstrap_servers"]
+    try:
+        connection = await create_conn(host, int(port), **options)
+    except (OSError, KafkaError) as exc:
+        if isinstance(exc, KafkaError):
+            raise _translate(exc, f"cannot log in to Kafka at {host}:{port}") from exc
+        raise KafkaUnavailable(f"cannot reach Kafka at {host}:{port}: {exc!r}") from exc
+    connection.close()
 
 
 async def ensure_topics(settings: Settings) -> None:
@@ -29,7 +87,7 @@ async def ensure_topics(settings: Settings) -> None:
                         topic_configs=configs)
                for name in (settings.unique_topic, settings.duplicates_topic,
                             settings.rejected_topic)]
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
+    admin = AIOKafkaAdminClient(**client_options(settings))
     try:
         await admin.start()
         existing = set(await admin.list_topics())
@@ -38,8 +96,7 @@ async def ensure_topics(settings: Settings) -> None:
             return
         response = await admin.create_topics(missing)
     except KafkaError as exc:
-        raise KafkaUnavailable(
-            f"cannot create topics on {settings.kafka_bootstrap}: {exc!r}") from exc
+        raise _translate(exc, f"cannot create topics on {settings.kafka_bootstrap}") from exc
     finally:
         await admin.close()
     for topic, code, *rest in response.topic_errors:
@@ -50,14 +107,14 @@ async def ensure_topics(settings: Settings) -> None:
 
 
 def producer(settings: Settings) -> AbstractAsyncContextManager[AIOKafkaProducer]:
-    client = AIOKafkaProducer(bootstrap_servers=settings.kafka_bootstrap, acks="all",
-                              linger_ms=5, max_request_size=settings.output_max_bytes)
+    client = AIOKafkaProducer(**client_options(settings), acks="all", linger_ms=5,
+                              max_request_size=settings.output_max_bytes)
     return _running(client, settings)
 
 
 def consumer(settings: Settings, topics: list[str],
              from_beginning: bool) -> AbstractAsyncContextManager[AIOKafkaConsumer]:
-    client = AIOKafkaConsumer(*topics, bootstrap_servers=settings.kafka_bootstrap,
+    client = AIOKafkaConsumer(*topics, **client_options(settings),
                               group_id=None, enable_auto_commit=False,
                               auto_offset_reset="earliest" if from_beginning else "latest")
     return _running(client, settings)
@@ -70,8 +127,7 @@ async def _running(client: Client, settings: Settings) -> AsyncIterator[Client]:
         await client.start()
     except KafkaError as exc:
         await client.stop()
-        raise KafkaUnavailable(f"cannot reach Kafka at {settings.kafka_bootstrap}: {exc!r}") \
-            from exc
+        raise _translate(exc, f"cannot reach Kafka at {settings.kafka_bootstrap}") from exc
     try:
         yield client
     finally:
@@ -82,12 +138,12 @@ class KafkaProbe:
     """A readiness check: one metadata request to the cluster (connects on first use)."""
 
     def __init__(self, settings: Settings) -> None:
-        self.bootstrap = settings.kafka_bootstrap
+        self.settings = settings
         self._client: AIOKafkaClient | None = None
 
     async def __call__(self) -> None:
         if self._client is None:
-            client = AIOKafkaClient(bootstrap_servers=self.bootstrap)
+            client = AIOKafkaClient(**client_options(self.settings))
             await client.bootstrap()
             self._client = client
         await self._client.fetch_all_metadata()

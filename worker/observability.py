@@ -137,8 +137,31 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False)
 
 
-def logging_config(level: str, fmt: str) -> dict[str, Any]:
-    """A logging.config dictConfig for the worker process."""
+class RedactSecrets(logging.Filter):
+    """Replaces every secret in a log record by ***. Needed: at debug level aiokafka logs its
+    SASL handshake, password included."""
+
+    def __init__(self, secrets: Sequence[str]) -> None:
+        super().__init__()
+        forms = {form for secret in secrets if secret
+                 for form in (secret, repr(secret.encode())[2:-1], json.dumps(secret)[1:-1])}
+        self.forms = sorted(forms, key=len, reverse=True)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.forms:
+            message = record.getMessage()
+            if record.exc_info and not record.exc_text:
+                record.exc_text = logging.Formatter().formatException(record.exc_info)
+            for form in self.forms:
+                message = message.replace(form, "***")
+                if record.exc_text:
+                    record.exc_text = record.exc_text.replace(form, "***")
+            record.msg, record.args = message, ()
+        return True
+
+
+def logging_config(level: str, fmt: str, secrets: Sequence[str] = ()) -> dict[str, Any]:
+    """A logging.config dictConfig for the worker process; `secrets` never reach the output."""
     formatter: dict[str, Any] = (
         {"()": JsonFormatter} if fmt == "json"
         else {"format": "[%(asctime)s] [%(process)d] [%(levelname)s] %(message)s"})
@@ -146,6 +169,8 @@ def logging_config(level: str, fmt: str) -> dict[str, Any]:
         "version": 1,
         "disable_existing_loggers": False,
         "formatters": {"default": formatter},
-        "handlers": {"default": {"class": "logging.StreamHandler", "formatter": "default"}},
+        "filters": {"redact": {"()": RedactSecrets, "secrets": list(secrets)}},
+        "handlers": {"default": {"class": "logging.StreamHandler", "formatter": "default",
+                                 "filters": ["redact"]}},
         "root": {"level": level.upper(), "handlers": ["default"]},
     }

@@ -8,8 +8,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from worker.bands import MAX_THRESHOLD
 from worker.errors import ConfigError
@@ -18,6 +19,11 @@ from worker.index.base import DEFAULT_MAX_BUCKET_READ
 # Every environment variable the worker reads: setting name -> variable name.
 ENV: dict[str, str] = {
     "kafka_bootstrap": "DEDUP_KAFKA_BOOTSTRAP",
+    "kafka_security_protocol": "DEDUP_KAFKA_SECURITY_PROTOCOL",
+    "kafka_sasl_mechanism": "DEDUP_KAFKA_SASL_MECHANISM",
+    "kafka_username": "DEDUP_KAFKA_USERNAME",
+    "kafka_password": "DEDUP_KAFKA_PASSWORD",
+    "kafka_ssl_cafile": "DEDUP_KAFKA_SSL_CAFILE",
     "redis_url": "DEDUP_REDIS_URL",
     "namespace": "DEDUP_NAMESPACE",
     "app_id": "DEDUP_APP_ID",
@@ -42,12 +48,22 @@ ENV: dict[str, str] = {
 
 _NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 CHINESE_MODES = ("bigrams", "jieba")
+KAFKA_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
 
 @dataclass(frozen=True)
 class Settings:
+    """Every setting. Secrets (the Kafka password, a Redis URL that may carry one) are left out
+    of repr(), so they cannot reach a log through it."""
+
     kafka_bootstrap: str = "127.0.0.1:9092"
-    redis_url: str = "redis://127.0.0.1:6379/0"
+    kafka_security_protocol: str = "PLAINTEXT"
+    kafka_sasl_mechanism: str = "PLAIN"
+    kafka_username: str = ""
+    kafka_password: str = field(default="", repr=False)
+    kafka_ssl_cafile: str = ""
+    redis_url: str = field(default="redis://127.0.0.1:6379/0", repr=False)
     namespace: str = "default"
     app_id: str = "dedup-worker"
     input_topic: str = "articles"
@@ -89,6 +105,17 @@ class Settings:
                f"max_bucket_read must be >= 1, got {self.max_bucket_read}")
         _check(0 <= self.http_port <= 65535,
                f"http_port must be 0 (off) or a TCP port, got {self.http_port}")
+        _check(self.kafka_security_protocol in KAFKA_PROTOCOLS,
+               f"kafka_security_protocol must be one of {KAFKA_PROTOCOLS}, "
+               f"got {self.kafka_security_protocol!r}")
+        _check(self.kafka_sasl_mechanism in SASL_MECHANISMS,
+               f"kafka_sasl_mechanism must be one of {SASL_MECHANISMS}, "
+               f"got {self.kafka_sasl_mechanism!r}")
+        if self.kafka_security_protocol.startswith("SASL"):
+            _check(bool(self.kafka_username and self.kafka_password),
+                   "SASL needs DEDUP_KAFKA_USERNAME and DEDUP_KAFKA_PASSWORD")
+        _check(self.redis_url.startswith(("redis://", "rediss://", "unix://")),
+               "redis_url must start with redis://, rediss:// (TLS) or unix://")
         _check(self.log_format in ("text", "json"),
                f"log_format must be 'text' or 'json', got {self.log_format!r}")
         for name in ("namespace", "app_id", "input_topic", "unique_topic",
@@ -104,15 +131,20 @@ class Settings:
         """Defaults, then environment variables (see ENV), then explicit overrides."""
         environ = os.environ if environ is None else environ
         values: dict[str, Any] = {}
-        for field in fields(cls):
-            var = ENV[field.name]
+        for each in fields(cls):
+            var = ENV[each.name]
             if var in environ:
-                values[field.name] = _parse(var, environ[var], field.default)
+                values[each.name] = _parse(var, environ[var], each.default)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 
     def with_changes(self, **changes: Any) -> Settings:
         return replace(self, **changes)
+
+    @property
+    def secrets(self) -> list[str]:
+        """Values that must never be logged: the Kafka password, the Redis URL's password."""
+        return [s for s in (self.kafka_password, urlsplit(self.redis_url).password) if s]
 
     @property
     def output_max_bytes(self) -> int:

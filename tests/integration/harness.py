@@ -7,7 +7,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -210,12 +209,6 @@ def group_members(kafka: str, group: str) -> int:
             await admin.close()
 
     return asyncio.run(run())
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def http_get(port: int, path: str) -> str:

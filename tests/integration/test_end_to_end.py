@@ -16,12 +16,12 @@ from tests.integration.harness import (
     Stack,
     WorkerProcess,
     collect,
-    free_port,
     http_get,
     produce,
     start_group,
 )
 from tests.schemas import validate
+from tests.services import free_port
 from worker.fingerprint import Fingerprinter
 from worker.simhash import hamming
 

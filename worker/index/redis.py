@@ -23,6 +23,8 @@ from worker.simhash import from_bytes, to_bytes
 from worker.verdict import IdConflict, Kind, Probe, Verdict
 
 LAYOUT_FORMAT = "1"  # bump when the stored record or key layout changes
+# What a Redis ACL user needs (docs/operations.md; tested in tests/security).
+REDIS_ACL_COMMANDS = "+@scripting +@hash +@sortedset +@transaction +@connection +time"
 
 
 @cache
@@ -141,4 +143,10 @@ def _translate(exc: redis.exceptions.RedisError) -> IndexStoreError:
         return IndexUnavailable(f"Redis cannot be reached: {exc}")
     if isinstance(exc, redis.exceptions.BusyLoadingError):
         return IndexUnavailable(f"Redis is loading its data: {exc}")
+    if isinstance(exc, redis.exceptions.NoPermissionError):
+        return IndexStoreError(
+            f"the Redis user lacks a permission ({exc}); grant it the keys ~{keys.PREFIX}:* and "
+            f"the commands it runs: {REDIS_ACL_COMMANDS}")
+    if isinstance(exc, redis.exceptions.AuthenticationError):
+        return IndexStoreError(f"Redis refused the credentials in DEDUP_REDIS_URL: {exc}")
     return IndexStoreError(f"Redis refused the request: {exc}")

@@ -1,0 +1,3 @@
+import pytest
+
+pytestmark = pytest.mark.integration
