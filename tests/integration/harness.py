@@ -144,13 +144,14 @@ def collect(kafka: str, topics: dict[str, str], expected: int, timeout: float = 
 
 
 def collect_until(kafka: str, topics: dict[str, str], done: Callable[[Outputs], bool],
-                  timeout: float = 90, quiet: float = 3.0) -> Outputs:
+                  timeout: float = 90, quiet: float = 3.0,
+                  isolation_level: str = "read_uncommitted") -> Outputs:
     """Everything on `topics` from the beginning, once `done(outputs)` holds and `quiet`
     seconds passed without more (quiet=0: as soon as it holds). Fails on timeout."""
 
     async def run() -> Outputs:
         consumer = AIOKafkaConsumer(bootstrap_servers=kafka, group_id=None,
-                                    enable_auto_commit=False)
+                                    enable_auto_commit=False, isolation_level=isolation_level)
         await consumer.start()
         try:
             by_topic = {topic: name for name, topic in topics.items()}
