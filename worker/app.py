@@ -92,9 +92,8 @@ def base_app(settings: Settings) -> faust.App:
 
 
 def _credentials(settings: Settings) -> faust.types.auth.CredentialsT | None:
-    protocol = settings.kafka_security_protocol
-    context = ssl_context(settings) if protocol in ("SSL", "SASL_SSL") else None
-    if protocol.startswith("SASL"):
+    context = ssl_context(settings) if settings.kafka_uses_ssl else None
+    if settings.kafka_uses_sasl:
         return faust.SASLCredentials(username=settings.kafka_username,
                                      password=settings.kafka_password,
                                      mechanism=settings.kafka_sasl_mechanism,

@@ -1,5 +1,6 @@
-"""Kafka plumbing outside the stream app: topic creation, and the producer and consumer that
-the `publish` and `alerts` commands use. Kafka errors become KafkaUnavailable here."""
+"""Kafka plumbing outside the stream app: client security options, a credentials check, topic
+creation, the producer and consumer of `publish` and `alerts`, and the readiness probe. Kafka
+errors become KafkaUnavailable (retry may help) or KafkaRefused (it will not) here."""
 
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ from worker.errors import KafkaRefused, KafkaUnavailable
 from worker.settings import Settings
 
 log = logging.getLogger(__name__)
-
-
+TOPIC_ALREADY_EXISTS = 36  # Kafka protocol error code
+Client = TypeVar("Client", AIOKafkaProducer, AIOKafkaConsumer)
 _REFUSALS = (AuthenticationFailedError, AuthenticationMethodNotSupported,
              SaslAuthenticationFailed, UnsupportedSaslMechanismError,
              ClusterAuthorizationFailedError, TopicAuthorizationFailedError)
@@ -45,9 +46,9 @@ def client_options(settings: Settings) -> dict[str, Any]:
     """Security options for any aiokafka client (admin, producer, consumer)."""
     options: dict[str, Any] = {"bootstrap_servers": settings.kafka_bootstrap,
                                "security_protocol": settings.kafka_security_protocol}
-    if settings.kafka_security_protocol in ("SSL", "SASL_SSL"):
+    if settings.kafka_uses_ssl:
         options["ssl_context"] = ssl_context(settings)
-    if settings.kafka_security_protocol.startswith("SASL"):
+    if settings.kafka_uses_sasl:
         options.update(sasl_mechanism=settings.kafka_sasl_mechanism,
                        sasl_plain_username=settings.kafka_username,
                        sasl_plain_password=settings.kafka_password)
@@ -57,23 +58,21 @@ def client_options(settings: Settings) -> dict[str, Any]:
 def ssl_context(settings: Settings) -> ssl.SSLContext:
     context: ssl.SSLContext = create_ssl_context(cafile=settings.kafka_ssl_cafile or None)
     return context
-TOPIC_ALREADY_EXISTS = 36  # Kafka protocol error code
-Client = TypeVar("Client", AIOKafkaProducer, AIOKafkaConsumer)
 
 
 async def check_credentials(settings: Settings) -> None:
     """With SASL, log in to the first bootstrap server once: aiokafka's clients only log a
     refused password and report the broker unreachable, which would be retried in vain."""
-    if not settings.kafka_security_protocol.startswith("SASL"):
+    if not settings.kafka_uses_sasl:
         return
     host, _, port = settings.kafka_bootstrap.split(",")[0].rpartition(":")
     options = client_options(settings)
     del options["bootstrap_servers"]
     try:
         connection = await create_conn(host, int(port), **options)
-    except (OSError, KafkaError) as exc:
-        if isinstance(exc, KafkaError):
-            raise _translate(exc, f"cannot log in to Kafka at {host}:{port}") from exc
+    except KafkaError as exc:
+        raise _translate(exc, f"cannot log in to Kafka at {host}:{port}") from exc
+    except OSError as exc:
         raise KafkaUnavailable(f"cannot reach Kafka at {host}:{port}: {exc!r}") from exc
     connection.close()
 

@@ -90,7 +90,7 @@ def duplicate(decision: Accepted, source: Source, threshold: int) -> dict[str, A
     }
 
 
-def rejected(rejection: Rejection, raw: bytes | None, source: Source | None,
+def rejected(rejection: Rejection, raw: bytes | None, source: Source,
              max_raw_bytes: int) -> dict[str, Any]:
     """A dead letter. The raw value is kept (cut to max_raw_bytes; the source says where the
     whole message lies) as UTF-8 text when it is, else as base64."""
@@ -101,7 +101,7 @@ def rejected(rejection: Rejection, raw: bytes | None, source: Source | None,
         shown, encoding, shown_bytes = text, "utf-8", len(text.encode("utf-8"))
     else:
         shown, encoding, shown_bytes = base64.b64encode(kept).decode("ascii"), "base64", len(kept)
-    body: dict[str, Any] = {
+    return {
         "schema_version": SCHEMA_VERSION,
         "reason": rejection.reason.value,
         "detail": rejection.detail,
@@ -109,10 +109,8 @@ def rejected(rejection: Rejection, raw: bytes | None, source: Source | None,
         "raw_encoding": encoding,
         "raw_bytes": len(raw),
         "raw_truncated": shown_bytes < len(raw),
+        "source": source.as_json(),
     }
-    if source is not None:
-        body["source"] = source.as_json()
-    return body
 
 
 def scan_line(decision: Decision, line: int) -> dict[str, Any]:

@@ -111,7 +111,7 @@ class Settings:
         _check(self.kafka_sasl_mechanism in SASL_MECHANISMS,
                f"kafka_sasl_mechanism must be one of {SASL_MECHANISMS}, "
                f"got {self.kafka_sasl_mechanism!r}")
-        if self.kafka_security_protocol.startswith("SASL"):
+        if self.kafka_uses_sasl:
             _check(bool(self.kafka_username and self.kafka_password),
                    "SASL needs DEDUP_KAFKA_USERNAME and DEDUP_KAFKA_PASSWORD")
         _check(self.redis_url.startswith(("redis://", "rediss://", "unix://")),
@@ -140,6 +140,14 @@ class Settings:
 
     def with_changes(self, **changes: Any) -> Settings:
         return replace(self, **changes)
+
+    @property
+    def kafka_uses_ssl(self) -> bool:
+        return self.kafka_security_protocol in ("SSL", "SASL_SSL")
+
+    @property
+    def kafka_uses_sasl(self) -> bool:
+        return self.kafka_security_protocol.startswith("SASL")
 
     @property
     def secrets(self) -> list[str]:

@@ -30,6 +30,11 @@ class Score:
         else:
             self.tn += 1
 
+    def merge(self, other: Score) -> None:
+        """Adds another score's counts to this one (for pooled tables)."""
+        for name in ("tp", "fp", "fn", "tn", "wrong_original"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
     @property
     def precision(self) -> float:
         flagged = self.tp + self.fp

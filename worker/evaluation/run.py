@@ -55,7 +55,7 @@ def evaluate(out: Path, threshold: int = 3, originals: int = 300, distractors: i
         _table(sets, methods, results),
         "## By length (all sets of a language pooled): F1\n",
         _length_table(sets, methods, results),
-        _pictures(out, sets, threshold),
+        _pictures(out, sets),
         "## One changed word, by text length\n",
         _length_experiment(),
     ]
@@ -89,9 +89,7 @@ def _length_table(sets: Sequence[EvalSet], methods: Sequence[Detector],
     for s in sets:
         for m in methods:
             for bucket, sc in results[s.name][m.name].by_group.items():
-                total = pooled[s.language, bucket, m.name]
-                for attr in ("tp", "fp", "fn", "tn", "wrong_original"):
-                    setattr(total, attr, getattr(total, attr) + getattr(sc, attr))
+                pooled[s.language, bucket, m.name].merge(sc)
     keys = sorted({(lang, bucket) for lang, bucket, _ in pooled})
     rows = ["| language | length | " + " | ".join(m.name for m in methods) + " |",
             "|---|---|" + "---|" * len(methods)]
@@ -101,7 +99,7 @@ def _length_table(sets: Sequence[EvalSet], methods: Sequence[Detector],
     return "\n".join(rows) + "\n"
 
 
-def _pictures(out: Path, sets: Sequence[EvalSet], threshold: int) -> str:
+def _pictures(out: Path, sets: Sequence[EvalSet]) -> str:
     """Distances between each copy and its original, and from each unrelated article to its
     nearest original; precision and recall if the threshold were k (nearest-original rule)."""
     fingerprint = Fingerprinter()
