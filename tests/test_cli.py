@@ -65,3 +65,22 @@ def test_describe_alerts_and_dead_letters() -> None:
     dead = describe({"reason": "invalid_json", "detail": "not valid JSON",
                      "source": {"partition": 1, "offset": 7}})
     assert "invalid_json" in dead and "offset 7" in dead
+
+
+def test_plan_prints_the_layouts_and_the_cosine_figures() -> None:
+    result = CliRunner().invoke(main, ["plan", "--threshold", "7", "--docs", "5000000",
+                                       "--cosine", "0.8"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    chosen = [line for line in lines if line.startswith("*")]
+    assert len(chosen) == 1 and "multi-index" in chosen[0]
+    assert any(line.lstrip().startswith("pigeonhole, 8 bands") for line in lines)
+    assert "angle 36.87 deg" in result.output and "79.52%" in result.output
+    assert "13.11 differing bits" in result.output
+
+
+def test_plan_with_a_bad_layout_setting_is_a_clean_error() -> None:
+    result = CliRunner().invoke(main, ["plan", "--threshold", "3", "--docs", "10"],
+                                env={"DEDUP_LAYOUT": "multi-index:9"})
+    assert result.exit_code != 0 and "2..3 substrings" in result.output
+    assert "Traceback" not in result.output

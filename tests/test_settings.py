@@ -23,6 +23,12 @@ def test_environment_then_overrides() -> None:
     assert s.threshold == 4 and s.namespace == "news" and s.min_words == 12.5
 
 
+def test_the_layout_is_named_or_planned() -> None:
+    assert Settings(layout="multi-index:2").index_layout().spec() == "63-32/1 31-0/1"
+    planned = Settings(threshold=7, expected_docs=5_000_000).index_layout()
+    assert planned.family == "multi-index" and planned.threshold == 7
+
+
 def test_settings_are_frozen() -> None:
     s = Settings()
     with pytest.raises(AttributeError):
@@ -36,6 +42,10 @@ def test_settings_are_frozen() -> None:
     ({"DEDUP_NAMESPACE": "a b"}, "namespace must be"),
     ({"DEDUP_UNIQUE_TOPIC": "articles"}, "four different names"),
     ({"DEDUP_MAX_MESSAGE_BYTES": "10"}, "max_message_bytes must be >= 1024"),
+    ({"DEDUP_LAYOUT": "lsh"}, "is not one of: auto, pigeonhole"),
+    ({"DEDUP_LAYOUT": "blocks:4", "DEDUP_THRESHOLD": "3"}, "blocks needs more than k\\+1"),
+    ({"DEDUP_RECALL": "1.5"}, "recall must be in"),
+    ({"DEDUP_EXPECTED_DOCS": "0"}, "expected_docs must be >= 1"),
 ])
 def test_bad_values_say_the_fix(env: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):

@@ -10,9 +10,9 @@ def test_nothing_within_threshold() -> None:
     assert closest(0, [Entry("x", 0b1111, 1)], 3, "me") is None
 
 
-def test_ties_go_to_the_earliest_then_the_smallest_id() -> None:
-    entries = [Entry("b", 1, 5), Entry("c", 2, 4), Entry("a", 4, 4)]
-    assert closest(0, entries, 3, "me") == (Entry("a", 4, 4), 1)
+def test_ties_go_to_the_first_seen() -> None:
+    entries = [Entry("b", 1, 5), Entry("c", 2, 4), Entry("a", 0b11, 1)]
+    assert closest(0, entries, 3, "me") == (Entry("c", 2, 4), 1)
 
 
 def test_never_its_own_match() -> None:

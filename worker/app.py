@@ -45,7 +45,7 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> faust.App:
     @app.agent(source, name="dedup")
     async def dedup(stream: faust.StreamT[bytes]) -> None:
         index = TimedIndex(RedisIndex.from_url(settings.redis_url, settings.namespace,
-                                               settings.threshold, settings.max_bucket_read),
+                                               settings.index_layout(), settings.max_bucket_read),
                            metrics)
         decider = Decider.from_settings(settings, index)
         try:

@@ -1,4 +1,4 @@
-"""The `dedup-worker` command line: worker, publish, alerts, scan, evaluate."""
+"""The `dedup-worker` command line: worker, publish, alerts, scan, plan, evaluate."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ async def _prepare(settings: Settings) -> None:
 
     await _retry_startup(lambda: check_credentials(settings), "Kafka")
     await _retry_startup(lambda: ensure_topics(settings), "Kafka")
-    index = RedisIndex.from_url(settings.redis_url, settings.namespace, settings.threshold)
+    index = RedisIndex.from_url(settings.redis_url, settings.namespace, settings.index_layout())
     try:
         await _retry_startup(index.ensure_layout, "Redis")
     finally:
@@ -173,11 +173,44 @@ def scan(file: IO[bytes], threshold: int | None) -> None:
 
     settings = _settings(threshold=threshold)
     decider = Decider.from_settings(
-        settings, MemoryIndex(settings.threshold, max_bucket_read=settings.max_bucket_read))
+        settings, MemoryIndex(settings.index_layout(), max_bucket_read=settings.max_bucket_read))
     with asyncio.Runner() as runner:
         for first, chunk in _chunks(file, SCAN_CHUNK):
             for i, decision in enumerate(runner.run(decider.decide(chunk))):
                 click.echo(json.dumps(scan_line(decision, first + i), ensure_ascii=False))
+
+
+@main.command()
+@click.option("--threshold", type=int, required=True, help="Largest Hamming distance k.")
+@click.option("--docs", type=int, required=True, help="Articles the index will hold.")
+@click.option("--recall", type=float, default=1.0, show_default=True,
+              help="Least recall at every distance up to k; below 1 allows sampled tables.")
+@click.option("--cosine", type=float, help="Also show what happens to a pair at this cosine.")
+def plan(threshold: int, docs: int, recall: float, cosine: float | None) -> None:
+    """Compare the index layouts for threshold K and N articles; mark the worker's choice."""
+    from worker import cosine as cos
+    from worker import planner
+
+    settings = _settings(threshold=threshold, expected_docs=docs, recall=recall)
+    chosen = planner.plan(threshold, docs, settings.max_bucket_read, recall)
+    click.echo(f"threshold {threshold}, {docs:,} articles, recall >= {recall} at 0..{threshold},"
+               f" at most {settings.max_bucket_read:,} entries read per bucket "
+               "(figures predicted by the cost model in worker/planner.py)")
+    for line in planner.describe(chosen):
+        click.echo(line)
+    click.echo(f"chosen (*): {chosen.choice.layout.name()}: the fastest without hot buckets "
+               "and with no more memory per article than the pigeonhole layout")
+    if cosine is not None:
+        try:
+            f = cos.figures(cosine, chosen.choice.layout)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--cosine") from None
+        click.echo(
+            f"cosine {f.cosine}: angle {f.angle_degrees:.2f} deg; one bit agrees with "
+            f"probability {f.bit_agreement:.2%}; expected {f.equal_bits:.2f} equal and "
+            f"{f.differing_bits:.2f} differing bits of 64; exact 64-bit collision "
+            f"{f.exact_collision:.3g}; distance <= {threshold}: {f.within_threshold:.3g}; "
+            f"found by the chosen tables: {f.found:.3g}")
 
 
 @main.command()

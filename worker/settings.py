@@ -12,9 +12,10 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from worker.bands import MAX_THRESHOLD
 from worker.errors import ConfigError
 from worker.index.base import DEFAULT_MAX_BUCKET_READ
+from worker.layouts import MAX_THRESHOLD, Layout, parse
+from worker.planner import choose
 
 # Every environment variable the worker reads: setting name -> variable name.
 ENV: dict[str, str] = {
@@ -34,6 +35,9 @@ ENV: dict[str, str] = {
     "input_partitions": "DEDUP_INPUT_PARTITIONS",
     "replication_factor": "DEDUP_REPLICATION_FACTOR",
     "threshold": "DEDUP_THRESHOLD",
+    "layout": "DEDUP_LAYOUT",
+    "expected_docs": "DEDUP_EXPECTED_DOCS",
+    "recall": "DEDUP_RECALL",
     "shingle_size": "DEDUP_SHINGLE_SIZE",
     "chinese_tokens": "DEDUP_CHINESE_TOKENS",
     "min_words": "DEDUP_MIN_WORDS",
@@ -73,6 +77,9 @@ class Settings:
     input_partitions: int = 4
     replication_factor: int = 1
     threshold: int = 3
+    layout: str = "auto"  # or pigeonhole, multi-index:M, blocks:B, sampled:LxR
+    expected_docs: int = 1_000_000  # the index size the automatic layout is planned for
+    recall: float = 1.0  # below 1, the planner may choose a sampled (inexact) layout
     shingle_size: int = 3
     chinese_tokens: str = "bigrams"
     min_words: float = 20.0
@@ -88,6 +95,14 @@ class Settings:
         _check(0 <= self.threshold <= MAX_THRESHOLD,
                f"threshold must be 0..{MAX_THRESHOLD} bits, got {self.threshold}; "
                "3 catches near-verbatim copies")
+        _check(self.expected_docs >= 1,
+               f"expected_docs must be >= 1, got {self.expected_docs}")
+        _check(0.0 < self.recall <= 1.0, f"recall must be in (0, 1], got {self.recall}")
+        if self.layout != "auto":
+            try:
+                parse(self.layout, self.threshold)
+            except ValueError as exc:
+                raise ConfigError(f"{exc}; or use auto (the planner's choice)") from None
         _check(1 <= self.shingle_size <= 10,
                f"shingle_size must be 1..10 words, got {self.shingle_size}")
         _check(self.chinese_tokens in CHINESE_MODES,
@@ -140,6 +155,11 @@ class Settings:
 
     def with_changes(self, **changes: Any) -> Settings:
         return replace(self, **changes)
+
+    def index_layout(self) -> Layout:
+        """The index's table layout: the one named by `layout`, or the planner's choice."""
+        return choose(self.threshold, self.layout, self.expected_docs, self.recall,
+                      self.max_bucket_read)
 
     @property
     def kafka_uses_ssl(self) -> bool:

@@ -59,7 +59,7 @@ class Entry:
 
     id: str
     fingerprint: int
-    seen_at_ms: int
+    seq: int  # order of first sight in its index: 1 for the first original, then 2, ...
 
 
 def closest(
@@ -67,17 +67,14 @@ def closest(
 ) -> tuple[Entry, int] | None:
     """The candidate nearest to `fingerprint` within `threshold` bits, and its distance.
 
-    Ties go to the earliest seen, then to the id first in UTF-8 byte order, so every index
-    picks the same one.
+    Ties go to the first seen (the lowest sequence number), so every index picks the same one.
     An article is never its own match.
     """
-    best: tuple[int, int, bytes, Entry] | None = None
+    best: tuple[int, int, Entry] | None = None
     for entry in candidates:
         if entry.id == exclude_id:
             continue
         d = hamming(fingerprint, entry.fingerprint)
-        if d <= threshold:
-            key = (d, entry.seen_at_ms, entry.id.encode("utf-8"), entry)
-            if best is None or key[:3] < best[:3]:
-                best = key
-    return None if best is None else (best[3], best[0])
+        if d <= threshold and (best is None or (d, entry.seq) < best[:2]):
+            best = (d, entry.seq, entry)
+    return None if best is None else (best[2], best[0])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import random
 
 import pytest
@@ -10,6 +9,7 @@ import xxhash
 
 from tests.index.conftest import MakeIndex
 from worker.index import Index
+from worker.layouts import Layout, blocks, multi_index
 from worker.verdict import IdConflict, Kind, Probe, Verdict
 
 
@@ -28,8 +28,6 @@ def flip(fp: int, bits: list[int]) -> int:
 async def one(index: Index, p: Probe) -> Verdict:
     [outcome] = await index.check_and_insert([p])
     assert isinstance(outcome, Verdict)
-    # Tie-breaks use first-seen times in ms; keep the inserts of a test in distinct ms.
-    await asyncio.sleep(0.003)
     return outcome
 
 
@@ -182,3 +180,23 @@ async def test_candidates_are_counted_and_zero_on_replay(make_index: MakeIndex) 
     first = await one(index, probe("b", flip(BASE, [1])))
     assert first.candidates == 3  # bit 1 lies in the last band: "a" is in three of b's buckets
     assert (await one(index, probe("b", flip(BASE, [1])))).candidates == 0
+
+
+@pytest.mark.parametrize("layout", [multi_index(7, 3), multi_index(7, 4), blocks(4, 7)],
+                         ids=Layout.name)
+async def test_exact_layouts_find_copies_at_every_distance(
+        make_index: MakeIndex, layout: Layout) -> None:
+    index = make_index(layout)
+    rng = random.Random(layout.spec())
+    originals, copies = [], []
+    for d in range(layout.threshold + 1):
+        for n in range(8):
+            base = rng.getrandbits(64)
+            originals.append(probe(f"orig{d}-{n}", base))
+            copies.append((probe(f"copy{d}-{n}", flip(base, rng.sample(range(64), d))), d))
+    await index.check_and_insert(originals)
+    outcomes = await index.check_and_insert([c for c, _ in copies])
+    for (copy, d), v in zip(copies, outcomes, strict=True):
+        assert isinstance(v, Verdict)
+        assert (v.kind, v.duplicate_of, v.distance) == (
+            Kind.NEAR, copy.id.replace("copy", "orig"), d)

@@ -12,17 +12,23 @@ import redis.asyncio as aioredis
 from tests.index.test_contract import flip, probe
 from worker.errors import IndexUnavailable, LayoutMismatch
 from worker.index import RedisIndex
-from worker.index.keys import namespace_prefix
+from worker.index.keys import ids_key, namespace_prefix
+from worker.layouts import multi_index, pigeonhole
 from worker.verdict import Kind, Verdict
 
 
-async def test_layout_is_recorded_and_a_different_threshold_is_refused(
+async def test_layout_is_recorded_and_a_different_one_is_refused(
         redis_client: aioredis.Redis) -> None:
-    await RedisIndex(redis_client, "news", 3).ensure_layout()
-    await RedisIndex(redis_client, "news", 3).ensure_layout()  # same layout: fine
+    await RedisIndex(redis_client, "news", pigeonhole(3)).ensure_layout()
+    await RedisIndex(redis_client, "news", pigeonhole(3)).ensure_layout()  # same: fine
     with pytest.raises(LayoutMismatch, match="threshold"):
-        await RedisIndex(redis_client, "news", 5).ensure_layout()
-    await RedisIndex(redis_client, "other", 5).ensure_layout()  # another namespace: fine
+        await RedisIndex(redis_client, "news", pigeonhole(5)).ensure_layout()
+    with pytest.raises(LayoutMismatch, match="multi-index"):
+        await RedisIndex(redis_client, "news", multi_index(3, 2)).ensure_layout()
+    await RedisIndex(redis_client, "other", pigeonhole(5)).ensure_layout()  # other namespace
+    meta = await redis_client.hgetall(namespace_prefix("news") + "meta")
+    assert meta == {b"format": b"2", b"layout": b"pigeonhole", b"threshold": b"3",
+                    b"tables": b"63-48/0 47-32/0 31-16/0 15-0/0"}
 
 
 async def test_namespaces_are_independent(redis_client: aioredis.Redis) -> None:
@@ -41,15 +47,20 @@ async def test_every_key_carries_the_namespace_hash_tag(redis_client: aioredis.R
     assert namespace_prefix("tagged") == "dedup:{tagged}:"
 
 
-async def test_bucket_entries_are_8_byte_fingerprint_plus_id_scored_by_time(
+async def test_bucket_entries_are_fingerprint_sequence_and_time(
         redis_client: aioredis.Redis) -> None:
-    index = RedisIndex(redis_client, "layout")
-    fp = 0x0123456789ABCDEF
-    [v] = await index.check_and_insert([probe("doc-1", fp)])
-    assert isinstance(v, Verdict)
-    for key in index.bucket_keys(fp):
-        members = await redis_client.zrange(key, 0, -1, withscores=True)
-        assert members == [(fp.to_bytes(8, "big") + b"doc-1", float(v.seen_at_ms))]
+    index = RedisIndex(redis_client, "layout", multi_index(5, 3))
+    fp, other = 0x0123456789ABCDEF, 0xFEDCBA9876543210
+    outcomes = await index.check_and_insert([probe("doc-1", fp), probe("doc-2", other)])
+    for seq, (f, v) in enumerate(zip((fp, other), outcomes, strict=True), start=1):
+        assert isinstance(v, Verdict)
+        expected = (f.to_bytes(8, "big") + seq.to_bytes(4, "big")
+                    + (v.seen_at_ms // 1000).to_bytes(4, "big"))
+        keys = index.bucket_keys(f)
+        assert len(keys) == 3 and keys[0].endswith(f":t:0:{f >> 42:06x}")
+        assert [await redis_client.get(k) for k in keys] == [expected] * 3
+        assert await redis_client.hget(ids_key("layout"), seq.to_bytes(4, "big")) == (
+            f"doc-{seq}".encode())
 
 
 async def test_concurrent_clients_never_both_call_a_pair_unique(

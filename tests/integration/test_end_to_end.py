@@ -230,7 +230,8 @@ def test_redis_index_holds_what_the_worker_decided(
     collect(stack.kafka, stack.outputs, expected=1, quiet=0.5)
     client = redis.Redis.from_url(stack.redis_url)
     meta = client.hgetall(f"dedup:{{{stack.name}}}:meta")
-    assert meta[b"threshold"] == b"3" and meta[b"bands"] == b"16,16,16,16"
+    layout = stack.settings.index_layout()
+    assert meta[b"threshold"] == b"3" and meta[b"tables"] == layout.spec().encode()
     assert client.hexists(f"dedup:{{{stack.name}}}:docs", "only")
     client.close()
 

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from worker.evaluation.datasets import Item
 from worker.fingerprint import Fingerprinter
 from worker.index import MemoryIndex
+from worker.layouts import pigeonhole
 from worker.normalize import normalize
 from worker.tokens import tokenize
 from worker.verdict import Probe, Verdict
@@ -39,7 +40,7 @@ class Ours:
 
     def run(self, items: Sequence[Item], language: str) -> list[str | None]:
         fingerprint = Fingerprinter(self.shingle_size, self.chinese, self.min_words)
-        index = MemoryIndex(self.threshold, clock_ms=lambda: 0)
+        index = MemoryIndex(pigeonhole(self.threshold), clock_ms=lambda: 0)
         out: list[str | None] = []
         for item in items:
             fp = fingerprint(item.text)

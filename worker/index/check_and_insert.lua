@@ -2,12 +2,22 @@
 --
 -- KEYS[1]   docs HASH: id -> verdict record
 -- KEYS[2]   exact HASH: content hash -> id of the original
--- KEYS[3..] one band bucket ZSET per band (none when the text has no fingerprint)
+-- KEYS[3]   ids HASH: sequence number (4 bytes) -> id, for bucket entries
+-- KEYS[4]   sequence counter
 -- ARGV[1]   article id
 -- ARGV[2]   content hash, 16 raw bytes
 -- ARGV[3]   fingerprint, 8 raw bytes big-endian, or "" when the text is too short
 -- ARGV[4]   threshold k (bits)
--- ARGV[5]   the most entries read from one bucket (the newest); bounds the script's time
+-- ARGV[5]   the most entries read from one bucket (the newest); bounds the script's time.
+--           0 reads nothing, so every new fingerprint is indexed (bulk loading)
+-- ARGV[6]   bucket key prefix: a bucket's key is prefix .. table number .. ':' .. key in hex
+-- ARGV[7..] per table: its key for this fingerprint, its width in bits, its probe radius
+--
+-- Buckets are strings of 16-byte entries, appended in the order articles are first seen:
+-- fingerprint (8) | sequence number (4) | first seen, unix seconds (4). Bucket keys are
+-- built here from the table keys rather than declared in KEYS: there can be thousands per
+-- article. They share the namespace's hash tag with KEYS[1], so in a Redis Cluster they live
+-- in the same slot (which Redis checks).
 --
 -- Reply: {kind, distance or -1, duplicate_of or "", its fingerprint or "", seen_at_ms, replayed,
 --         candidates compared, buckets read only in part}
@@ -15,39 +25,28 @@
 --
 -- Record layout (bytes, 1-based): 1-16 content hash | 17-24 own fingerprint | 25 kind |
 -- 26 flags (1: own fingerprint, 2: match fingerprint) | 27 distance | 28-35 match fingerprint |
--- 36-43 seen_at_ms (big-endian double) | 44- duplicate_of id
+-- 36-43 seen_at_ms (big-endian double) | 44-47 sequence number (0: in no bucket) |
+-- 48- duplicate_of id
 
 local id, content, fp, k = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
-local max_read = tonumber(ARGV[5])
+local max_read, prefix = tonumber(ARGV[5]), ARGV[6]
 local KINDS = {[0] = 'unique', [1] = 'exact', [2] = 'near'}
 local CODES = {unique = 0, exact = 1, near = 2}
-local ZERO8 = string.rep('\0', 8)
+local ZERO4, ZERO8 = string.rep('\0', 4), string.rep('\0', 8)
+local ENTRY = 16
+local MGET_CHUNK = 1000
 
-local function popcount32(x)
-  x = x - bit.band(bit.rshift(x, 1), 0x55555555)
-  x = bit.band(x, 0x33333333) + bit.band(bit.rshift(x, 2), 0x33333333)
-  x = bit.band(x + bit.rshift(x, 4), 0x0F0F0F0F)
-  return bit.rshift(bit.tobit(x * 0x01010101), 24)
-end
-
--- Distance from the article's own fingerprint (unpacked once) to the fingerprint that starts
--- `other` (a bucket member: 8 bytes of fingerprint, then the id; unpack reads the first 8).
-local own_hi, own_lo = 0, 0
-if fp ~= '' then own_hi, own_lo = struct.unpack('>I4I4', fp) end
-local function distance(other)
-  local hi, lo = struct.unpack('>I4I4', other)
-  return popcount32(bit.bxor(own_hi, hi)) + popcount32(bit.bxor(own_lo, lo))
-end
-
--- Byte order, independent of the server's locale (Lua's '<' on strings uses strcoll).
-local function bytes_less(a, b)
-  local n = math.min(#a, #b)
-  for i = 1, n do
-    local x, y = string.byte(a, i), string.byte(b, i)
-    if x ~= y then return x < y end
-  end
-  return #a < #b
-end
+-- Bits set in each byte value. A byte-wise Hamming distance with this table costs a few
+-- C calls per candidate, about 3x fewer than a 32-bit popcount with bit operations.
+local BITS_SET = {[0] = 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 1, 2, 2, 3, 2, 3, 3, 4, 2,
+  3, 3, 4, 3, 4, 4, 5, 1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4, 3, 4, 4, 5, 2, 3, 3, 4, 3, 4, 4, 5, 3,
+  4, 4, 5, 4, 5, 5, 6, 1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4, 3, 4, 4, 5, 2, 3, 3, 4, 3, 4, 4, 5, 3,
+  4, 4, 5, 4, 5, 5, 6, 2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6, 3, 4, 4, 5, 4, 5, 5, 6, 4,
+  5, 5, 6, 5, 6, 6, 7, 1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4, 3, 4, 4, 5, 2, 3, 3, 4, 3, 4, 4, 5, 3,
+  4, 4, 5, 4, 5, 5, 6, 2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6, 3, 4, 4, 5, 4, 5, 5, 6, 4,
+  5, 5, 6, 5, 6, 6, 7, 2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6, 3, 4, 4, 5, 4, 5, 5, 6, 4,
+  5, 5, 6, 5, 6, 6, 7, 3, 4, 4, 5, 4, 5, 5, 6, 4, 5, 5, 6, 5, 6, 6, 7, 4, 5, 5, 6, 5, 6, 6, 7, 5,
+  6, 6, 7, 6, 7, 7, 8}
 
 local function reply_from(record, replayed, candidates, hot)
   local kind, flags, dist = string.byte(record, 25, 27)
@@ -55,7 +54,7 @@ local function reply_from(record, replayed, candidates, hot)
   if bit.band(flags, 2) ~= 0 then dup_fp = string.sub(record, 28, 35) end
   if kind == 0 then dist = -1 end
   local seen = struct.unpack('>d', string.sub(record, 36, 43))
-  return {KINDS[kind], dist, string.sub(record, 44), dup_fp, seen, replayed, candidates, hot}
+  return {KINDS[kind], dist, string.sub(record, 48), dup_fp, seen, replayed, candidates, hot}
 end
 
 -- Redelivery of an id already decided: the same verdict again.
@@ -63,6 +62,29 @@ local record = redis.call('HGET', KEYS[1], id)
 if record then
   if string.sub(record, 1, 16) ~= content then return {'conflict'} end
   return reply_from(record, 1, 0, 0)
+end
+
+-- The tables: own key, width, radius; and the key of a bucket.
+local tables = {}
+for i = 7, #ARGV, 3 do
+  local width = tonumber(ARGV[i + 1])
+  tables[#tables + 1] = {key = bit.tobit(tonumber(ARGV[i])), width = width,
+                         radius = tonumber(ARGV[i + 2]), hex = math.ceil(width / 4),
+                         prefix = prefix .. (#tables) .. ':'}
+end
+local function bucket(t, value) return t.prefix .. bit.tohex(value, t.hex) end
+
+-- Every bucket key within the table's radius of the article's own key.
+local function probe_keys(t, out)
+  out[#out + 1] = bucket(t, t.key)
+  local function flip(value, from, left)
+    for b = from, t.width - 1 do
+      local v = bit.bxor(value, bit.lshift(1, b))
+      out[#out + 1] = bucket(t, v)
+      if left > 1 then flip(v, b + 1, left - 1) end
+    end
+  end
+  if t.radius > 0 then flip(t.key, 0, t.radius) end
 end
 
 local now = redis.call('TIME')
@@ -77,35 +99,57 @@ if exact_id then
   if original and bit.band(string.byte(original, 26), 1) ~= 0 then
     dup_fp = string.sub(original, 17, 24)
   end
-elseif fp ~= '' then
-  local best_d, best_s
-  for i = 3, #KEYS do
-    local members = redis.call('ZRANGE', KEYS[i], -max_read, -1)
-    candidates = candidates + #members
-    if #members == max_read and redis.call('ZCARD', KEYS[i]) > max_read then hot = hot + 1 end
-    for j = 1, #members do
-      local member = members[j]
-      local d = distance(member)
-      if d <= k and (best_d == nil or d <= best_d) then
-        local cid = string.sub(member, 9)
-        -- Scores (first-seen times) are only needed to break ties, and matches are rare.
-        local s = tonumber(redis.call('ZSCORE', KEYS[i], member))
-        if cid ~= id and (best_d == nil or d < best_d or s < best_s
-            or (s == best_s and bytes_less(cid, dup_id))) then
-          best_d, best_s, dup_id, dup_fp = d, s, cid, string.sub(member, 1, 8)
+elseif fp ~= '' and max_read > 0 then
+  local bxor, byte = bit.bxor, string.byte
+  local f1, f2, f3, f4, f5, f6, f7, f8 = byte(fp, 1, 8)
+  local keys = {}
+  for _, t in ipairs(tables) do probe_keys(t, keys) end
+  -- The closest entry; between equals, the first seen (lowest sequence number).
+  local best_d, best_seq, best_blob, best_at
+  for first = 1, #keys, MGET_CHUNK do
+    local blobs = redis.call('MGET', unpack(keys, first, math.min(first + MGET_CHUNK - 1, #keys)))
+    for _, blob in ipairs(blobs) do
+      if blob then
+        local n = #blob / ENTRY
+        local start = 0
+        if n > max_read then start, hot = n - max_read, hot + 1 end
+        candidates = candidates + n - start
+        for at = start * ENTRY + 1, #blob, ENTRY do
+          -- Distance over the first 4 bytes; most candidates are already too far there.
+          local a, b, c, e = byte(blob, at, at + 3)
+          local d = BITS_SET[bxor(a, f1)] + BITS_SET[bxor(b, f2)] + BITS_SET[bxor(c, f3)]
+            + BITS_SET[bxor(e, f4)]
+          if d <= k then
+            a, b, c, e = byte(blob, at + 4, at + 7)
+            d = d + BITS_SET[bxor(a, f5)] + BITS_SET[bxor(b, f6)] + BITS_SET[bxor(c, f7)]
+              + BITS_SET[bxor(e, f8)]
+            if d <= k then
+              local seq = struct.unpack('>I4', blob, at + 8)
+              if best_d == nil or d < best_d or (d == best_d and seq < best_seq) then
+                best_d, best_seq, best_blob, best_at = d, seq, blob, at
+              end
+            end
+          end
         end
       end
     end
   end
-  if best_d then kind, dist = 'near', best_d end
+  if best_d then
+    kind, dist = 'near', best_d
+    dup_fp = string.sub(best_blob, best_at, best_at + 7)
+    dup_id = redis.call('HGET', KEYS[3], string.sub(best_blob, best_at + 8, best_at + 11))
+  end
 end
 
 -- Only originals are indexed, so a duplicate always points at an article that was unique.
+local seq = ZERO4
 if kind == 'unique' then
   redis.call('HSET', KEYS[2], content, id)
   if fp ~= '' then
-    local member = fp .. id
-    for i = 3, #KEYS do redis.call('ZADD', KEYS[i], seen_at, member) end
+    seq = struct.pack('>I4', redis.call('INCR', KEYS[4]))
+    local entry = fp .. seq .. struct.pack('>I4', tonumber(now[1]))
+    for _, t in ipairs(tables) do redis.call('APPEND', bucket(t, t.key), entry) end
+    redis.call('HSET', KEYS[3], seq, id)
   end
 end
 
@@ -113,6 +157,6 @@ local flags = 0
 if fp ~= '' then flags = flags + 1 end
 if dup_fp then flags = flags + 2 end
 record = content .. (fp ~= '' and fp or ZERO8) .. string.char(CODES[kind], flags, dist)
-  .. (dup_fp or ZERO8) .. struct.pack('>d', seen_at) .. dup_id
+  .. (dup_fp or ZERO8) .. struct.pack('>d', seen_at) .. seq .. dup_id
 redis.call('HSET', KEYS[1], id, record)
 return reply_from(record, 0, candidates, hot)

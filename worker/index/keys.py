@@ -10,7 +10,9 @@ PREFIX = "dedup"
 DOCS = "docs"  # HASH: article id -> record of its verdict (makes redelivery idempotent)
 EXACT = "exact"  # HASH: 16-byte content hash -> id of the original
 META = "meta"  # HASH: the layout this index was built with
-BAND = "b"  # ZSET per band value: member = 8-byte fingerprint + id, score = first-seen ms
+IDS = "ids"  # HASH: 4-byte sequence number -> id (bucket entries hold the number, not the id)
+SEQ = "seq"  # counter: sequence numbers, in the order originals are first seen
+TABLE = "t"  # string per table key: 16-byte entries, see check_and_insert.lua
 
 
 def namespace_prefix(namespace: str) -> str:
@@ -29,6 +31,19 @@ def meta_key(namespace: str) -> str:
     return namespace_prefix(namespace) + META
 
 
-def band_key_prefixes(namespace: str, widths: tuple[int, ...]) -> list[str]:
-    """One prefix per band; a bucket's key is the prefix plus the band value in hex."""
-    return [f"{namespace_prefix(namespace)}{BAND}:{i}:" for i in range(len(widths))]
+def ids_key(namespace: str) -> str:
+    return namespace_prefix(namespace) + IDS
+
+
+def seq_key(namespace: str) -> str:
+    return namespace_prefix(namespace) + SEQ
+
+
+def bucket_prefix(namespace: str) -> str:
+    """A bucket's key is this, the table number, ':', and the table key in hex
+    (as many digits as the key's width needs); the Lua script builds the same names."""
+    return f"{namespace_prefix(namespace)}{TABLE}:"
+
+
+def bucket_key(namespace: str, table: int, key: int, width: int) -> str:
+    return f"{bucket_prefix(namespace)}{table}:{key:0{(width + 3) // 4}x}"

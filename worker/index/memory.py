@@ -8,21 +8,22 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from worker.bands import band_values, band_widths
 from worker.index.base import DEFAULT_MAX_BUCKET_READ, Outcome
+from worker.layouts import Layout, neighbours, pigeonhole
 from worker.verdict import Entry, IdConflict, Kind, Probe, Verdict, closest
 
 
 class MemoryIndex:
-    def __init__(self, threshold: int = 3, clock_ms: Callable[[], int] | None = None,
+    def __init__(self, layout: Layout | None = None, clock_ms: Callable[[], int] | None = None,
                  max_bucket_read: int = DEFAULT_MAX_BUCKET_READ) -> None:
-        self.threshold = threshold
+        self.layout = layout or pigeonhole(3)
+        self.threshold = self.layout.threshold
         self.max_bucket_read = max_bucket_read
-        self.widths = band_widths(threshold)
         self._clock_ms = clock_ms or (lambda: int(time.time() * 1000))
         self._buckets: defaultdict[tuple[int, int], list[Entry]] = defaultdict(list)
         self._exact: dict[bytes, str] = {}
         self._records: dict[str, tuple[bytes, Verdict]] = {}
+        self._seq = 0
 
     async def check_and_insert(self, probes: Sequence[Probe]) -> list[Outcome]:
         return [self.check_and_insert_one(p) for p in probes]
@@ -40,9 +41,10 @@ class MemoryIndex:
         if verdict.kind is Kind.UNIQUE:
             self._exact[probe.content_hash] = probe.id
             if probe.fingerprint is not None:
-                entry = Entry(probe.id, probe.fingerprint, now)
-                for band, value in enumerate(band_values(probe.fingerprint, self.widths)):
-                    self._buckets[band, value].append(entry)
+                self._seq += 1
+                entry = Entry(probe.id, probe.fingerprint, self._seq)
+                for table, key in enumerate(self.layout.keys(probe.fingerprint)):
+                    self._buckets[table, key].append(entry)
         self._records[probe.id] = (probe.content_hash, verdict)
         return verdict
 
@@ -54,11 +56,13 @@ class MemoryIndex:
                            original.fingerprint, now)
         read: list[Entry] = []
         hot = 0
-        if probe.fingerprint is not None:
-            for band, value in enumerate(band_values(probe.fingerprint, self.widths)):
-                bucket = self._buckets.get((band, value), [])
-                read += bucket[-self.max_bucket_read:]  # the newest, as Redis reads them
-                hot += len(bucket) > self.max_bucket_read
+        if probe.fingerprint is not None and self.max_bucket_read > 0:
+            keys = self.layout.keys(probe.fingerprint)
+            for number, (table, key) in enumerate(zip(self.layout.tables, keys, strict=True)):
+                for value in neighbours(key, table.width, table.radius):
+                    bucket = self._buckets.get((number, value), [])
+                    read += bucket[-self.max_bucket_read:]  # the newest, as Redis reads them
+                    hot += len(bucket) > self.max_bucket_read
             match = closest(probe.fingerprint, read, self.threshold, probe.id)
             if match is not None:
                 entry, distance = match

@@ -1,4 +1,5 @@
-"""The shared index in Redis: exact-content hashes, k+1 band buckets, one record per id.
+"""The shared index in Redis: exact-content hashes, bucket tables (worker/layouts.py), one
+record per id.
 
 Each article is decided by one Lua script call (check_and_insert.lua), so replicas that
 process near-duplicates at the same moment are serialised by Redis: one of them is first.
@@ -15,16 +16,16 @@ from typing import Any
 import redis.asyncio as aioredis
 import redis.exceptions
 
-from worker.bands import band_values, band_widths
 from worker.errors import IndexStoreError, IndexUnavailable, LayoutMismatch
 from worker.index import keys
 from worker.index.base import DEFAULT_MAX_BUCKET_READ, Outcome
+from worker.layouts import Layout, pigeonhole
 from worker.simhash import from_bytes, to_bytes
 from worker.verdict import IdConflict, Kind, Probe, Verdict
 
-LAYOUT_FORMAT = "1"  # bump when the stored record or key layout changes
+LAYOUT_FORMAT = "2"  # bump when the stored record or key layout changes
 # What a Redis ACL user needs (docs/operations.md; tested in tests/security).
-REDIS_ACL_COMMANDS = "+@scripting +@hash +@sortedset +@transaction +@connection +time"
+REDIS_ACL_COMMANDS = "+@scripting +@hash +@string +@transaction +@connection +time"
 
 
 @cache
@@ -34,31 +35,33 @@ def _script_source() -> str:
 
 class RedisIndex:
     def __init__(self, client: aioredis.Redis, namespace: str = "default",
-                 threshold: int = 3, max_bucket_read: int = DEFAULT_MAX_BUCKET_READ) -> None:
+                 layout: Layout | None = None,
+                 max_bucket_read: int = DEFAULT_MAX_BUCKET_READ) -> None:
         self.client = client
         self.namespace = namespace
-        self.threshold = threshold
+        self.layout = layout or pigeonhole(3)
+        self.threshold = self.layout.threshold
         self.max_bucket_read = max_bucket_read
-        self.widths = band_widths(threshold)
-        self._docs = keys.docs_key(namespace)
-        self._exact = keys.exact_key(namespace)
-        self._band_prefixes = keys.band_key_prefixes(namespace, self.widths)
-        self._hex_widths = [(w + 3) // 4 for w in self.widths]
+        self._keys = (keys.docs_key(namespace), keys.exact_key(namespace),
+                      keys.ids_key(namespace), keys.seq_key(namespace))
+        # The arguments after the table keys: the same for every article.
+        self._shape = [(t.width, t.radius) for t in self.layout.tables]
         self._sha = hashlib.sha1(_script_source().encode("utf-8")).hexdigest()
 
     @classmethod
-    def from_url(cls, url: str, namespace: str = "default", threshold: int = 3,
+    def from_url(cls, url: str, namespace: str = "default", layout: Layout | None = None,
                  max_bucket_read: int = DEFAULT_MAX_BUCKET_READ) -> RedisIndex:
         client = aioredis.Redis.from_url(url, decode_responses=False)
-        return cls(client, namespace, threshold, max_bucket_read)
+        return cls(client, namespace, layout, max_bucket_read)
 
     @property
-    def layout(self) -> dict[str, str]:
+    def description(self) -> dict[str, str]:
+        """What the index stores about its layout; every worker on it must agree."""
         return {
             "format": LAYOUT_FORMAT,
-            "layout": "pigeonhole",
+            "layout": self.layout.family.value,
             "threshold": str(self.threshold),
-            "bands": ",".join(map(str, self.widths)),
+            "tables": self.layout.spec(),
         }
 
     async def ensure_layout(self) -> None:
@@ -66,23 +69,24 @@ class RedisIndex:
         key = keys.meta_key(self.namespace)
         try:
             async with self.client.pipeline(transaction=True) as pipe:
-                for field, value in self.layout.items():
+                for field, value in self.description.items():
                     pipe.hsetnx(key, field, value)
                 pipe.hgetall(key)
                 stored_raw = (await pipe.execute())[-1]
         except redis.exceptions.RedisError as exc:
             raise _translate(exc) from exc
         stored = {k.decode(): v.decode() for k, v in stored_raw.items()}
-        if stored != self.layout:
+        if stored != self.description:
             raise LayoutMismatch(
                 f"namespace {self.namespace!r} was built with layout {stored}, this worker "
-                f"wants {self.layout}; use the same threshold, or another DEDUP_NAMESPACE"
+                f"wants {self.description}; use the same threshold and layout settings, or "
+                "another DEDUP_NAMESPACE"
             )
 
     def bucket_keys(self, fingerprint: int) -> list[str]:
-        values = band_values(fingerprint, self.widths)
-        return [f"{prefix}{value:0{width}x}" for prefix, value, width
-                in zip(self._band_prefixes, values, self._hex_widths, strict=True)]
+        """The buckets that hold `fingerprint` once it is indexed, one per table."""
+        return [keys.bucket_key(self.namespace, i, key, table.width) for i, (table, key)
+                in enumerate(zip(self.layout.tables, self.layout.keys(fingerprint), strict=True))]
 
     async def check_and_insert(self, probes: Sequence[Probe]) -> list[Outcome]:
         if not probes:
@@ -102,14 +106,19 @@ class RedisIndex:
     async def _evaluate(self, probes: Sequence[Probe]) -> list[Any]:
         """One EVALSHA per probe, all in one pipeline (one round trip). redis-py's Script
         objects would add a SCRIPT EXISTS round trip to every pipeline."""
+        prefix = keys.bucket_prefix(self.namespace)
         async with self.client.pipeline(transaction=False) as pipe:
             for probe in probes:
                 fp = probe.fingerprint
-                buckets = self.bucket_keys(fp) if fp is not None else []
-                pipe.evalsha(self._sha, 2 + len(buckets), self._docs, self._exact, *buckets,
+                tables: list[int] = []
+                if fp is not None:
+                    for key, (width, radius) in zip(self.layout.keys(fp), self._shape,
+                                                    strict=True):
+                        tables += (key, width, radius)
+                pipe.evalsha(self._sha, len(self._keys), *self._keys,
                              probe.id.encode("utf-8"), probe.content_hash,
                              to_bytes(fp) if fp is not None else b"", self.threshold,
-                             self.max_bucket_read)
+                             self.max_bucket_read, prefix, *tables)
             return await pipe.execute()
 
     async def close(self) -> None:
