@@ -7,6 +7,9 @@
 #   stack/local-stack.sh down [SERVICE] stop what `up` started
 #   stack/local-stack.sh status         print what runs
 #   stack/local-stack.sh running        exit 0 if both answer (for scripts)
+#   stack/local-stack.sh up cluster     a 3-node Redis Cluster (no replicas) on ports
+#                                       DEDUP_STACK_CLUSTER_PORT (7000) and the next two;
+#                                       `down cluster` stops it (not part of up/down alone)
 #
 # State (data, logs, pids) lives in DEDUP_STACK_DIR (.stack/ at the repository root); the jars
 # in .stack/kafka-libs. Ports: DEDUP_STACK_KAFKA_PORT (9092), DEDUP_STACK_CONTROLLER_PORT (9093),
@@ -23,6 +26,7 @@ kafka_port=${DEDUP_STACK_KAFKA_PORT:-9092}
 controller_port=${DEDUP_STACK_CONTROLLER_PORT:-9093}
 redis_port=${DEDUP_STACK_REDIS_PORT:-6379}
 sasl_port=${DEDUP_STACK_SASL_PORT:-}
+cluster_port=${DEDUP_STACK_CLUSTER_PORT:-7000}
 
 log() { echo "local-stack: $*" >&2; }
 
@@ -140,6 +144,38 @@ kafka_up() {
   log "kafka ready on 127.0.0.1:$kafka_port"
 }
 
+cluster_ready() {
+  redis-cli -p "$cluster_port" cluster info 2>/dev/null | grep -q "cluster_state:ok"
+}
+
+cluster_up() {
+  if cluster_ready; then
+    log "redis cluster already answers on 127.0.0.1:$cluster_port"
+    return
+  fi
+  local nodes=()
+  for i in 0 1 2; do
+    local port=$((cluster_port + i)) dir="$state/cluster/$i"
+    mkdir -p "$dir"
+    redis-server --bind 127.0.0.1 --port "$port" --dir "$dir" --cluster-enabled yes \
+      --cluster-config-file nodes.conf --appendonly yes --save "" --daemonize yes \
+      --pidfile "$state/cluster-$i.pid" --logfile "$state/cluster-$i.log"
+    nodes+=("127.0.0.1:$port")
+  done
+  for port in "${nodes[@]}"; do
+    wait_for 30 "cluster node $port" redis-cli -p "${port#*:}" ping
+  done
+  redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes \
+    > "$state/cluster-create.log" 2>&1 || { cat "$state/cluster-create.log"; exit 1; }
+  wait_for 60 "redis cluster" cluster_ready
+  log "redis cluster ready on 127.0.0.1:$cluster_port-$((cluster_port + 2))"
+}
+
+cluster_down() {
+  for i in 0 1 2; do stop_pid "$state/cluster-$i.pid" "cluster node $i"; done
+  rm -rf "$state/cluster"
+}
+
 stop_pid() {  # stop_pid PIDFILE NAME
   local pidfile=$1 name=$2
   pid_alive "$pidfile" || { rm -f "$pidfile"; return 0; }
@@ -154,10 +190,13 @@ stop_pid() {  # stop_pid PIDFILE NAME
 case "${1:-}" in
   install) mkdir -p "$state"; install_redis; install_kafka ;;
   up)
-    mkdir -p "$state"; install_redis; install_kafka
+    mkdir -p "$state"; install_redis
+    if [ "${2:-}" = cluster ]; then cluster_up; exit 0; fi
+    install_kafka
     [ "${2:-redis}" != redis ] || redis_up
     [ "${2:-kafka}" != kafka ] || kafka_up ;;
   down)
+    if [ "${2:-}" = cluster ]; then cluster_down; exit 0; fi
     [ "${2:-kafka}" != kafka ] || stop_pid "$state/kafka.pid" kafka
     [ "${2:-redis}" != redis ] || stop_pid "$state/redis.pid" redis ;;
   running)

@@ -8,12 +8,19 @@ import pytest
 import redis.asyncio as aioredis
 
 from tests.integration.harness import Stack, WorkerProcess
-from tests.services import kafka_service, redis_service
+from tests.services import kafka_service, redis_cluster_service, redis_service
 
 
 @pytest.fixture(scope="session")
 def redis_url() -> Iterator[str]:
     with redis_service() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def redis_cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One node's URL of a real 3-node Redis Cluster."""
+    with redis_cluster_service(tmp_path_factory.mktemp("cluster")) as url:
         yield url
 
 

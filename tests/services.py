@@ -7,6 +7,7 @@ engine answers (testcontainers); else the services of `stack/local-stack.sh up`.
 from __future__ import annotations
 
 import os
+import random
 import socket
 import subprocess
 from collections.abc import Iterator
@@ -67,6 +68,44 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def cluster_base_port() -> int:
+    """A port p with p, p+1, p+2 free, and their cluster bus ports (p + 10000...) too."""
+    rng = random.Random()
+    for _ in range(200):
+        base = rng.randrange(20_000, 40_000)
+        ports = [base + i for i in range(3)]
+        if all(_port_free(p) and _port_free(p + 10_000) for p in ports):
+            return base
+    raise RuntimeError("no free ports for a Redis Cluster")
+
+
+@contextmanager
+def redis_cluster_service(state: Path) -> Iterator[str]:
+    """A 3-node Redis Cluster: DEDUP_TEST_REDIS_CLUSTER_URL (one node's URL) if set, else one
+    started by stack/local-stack.sh in `state` (Docker or not: redis-server is installed)."""
+    if url := os.environ.get("DEDUP_TEST_REDIS_CLUSTER_URL"):
+        yield url
+        return
+    base = cluster_base_port()
+    env = {**os.environ, "DEDUP_STACK_DIR": str(state), "DEDUP_STACK_CLUSTER_PORT": str(base)}
+    subprocess.run(["bash", str(SCRIPT), "up", "cluster"], env=env, check=True,
+                   capture_output=True, timeout=120)
+    try:
+        yield f"redis://127.0.0.1:{base}/0"
+    finally:
+        subprocess.run(["bash", str(SCRIPT), "down", "cluster"], env=env, check=True,
+                       capture_output=True, timeout=120)
 
 
 def _require_port(port: int, what: str) -> None:

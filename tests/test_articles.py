@@ -3,12 +3,12 @@ import json
 import pytest
 
 from tests.schemas import is_valid
-from worker.articles import Article, Reason, Rejection, decode_article
+from worker.articles import Article, Deletion, Reason, Rejection, decode_article
 
 LIMIT = 10_000
 
 
-def _decode(raw: bytes | None) -> Article | Rejection:
+def _decode(raw: bytes | None) -> Article | Deletion | Rejection:
     return decode_article(raw, LIMIT)
 
 
@@ -38,12 +38,23 @@ def test_a_valid_article_keeps_its_bytes() -> None:
     (b'{"id": "\\udfff", "text": "t"}', Reason.INVALID_VALUE),
     (b'{"id": "a", "text": "t", "schema_version": 2}', Reason.UNSUPPORTED_VERSION),
     (b'{"id": "a", "text": "t", "schema_version": true}', Reason.UNSUPPORTED_VERSION),
+    (b'{"id": "a", "op": "remove"}', Reason.INVALID_VALUE),
+    (b'{"op": "delete"}', Reason.MISSING_FIELD),
+    (b'{"id": 7, "op": "delete"}', Reason.WRONG_TYPE),
+    (b'{"id": "a", "op": "upsert"}', Reason.MISSING_FIELD),
 ])
 def test_bad_input_is_rejected_with_a_reason(raw: bytes | None, reason: Reason) -> None:
     result = _decode(raw)
     assert isinstance(result, Rejection)
     assert result.reason is reason
     assert result.detail
+
+
+def test_a_tombstone_is_a_deletion() -> None:
+    assert _decode(b'{"id": "a1", "op": "delete"}') == Deletion("a1")
+    assert _decode(b'{"id": "a1", "op": "delete", "text": "ignored"}') == Deletion("a1")
+    raw = b'{"id": "a1", "op": "upsert", "text": "t"}'
+    assert _decode(raw) == Article("a1", "t", raw)
 
 
 def test_id_too_long_is_rejected() -> None:
@@ -71,6 +82,11 @@ def test_escaped_surrogate_pairs_are_fine() -> None:
     b'{"id": "a", "text": " "}',
     b'{"id": "a", "text": "t", "schema_version": 2}',
     b'[1]',
+    b'{"id": "a", "op": "delete"}',
+    b'{"id": "a", "op": "upsert"}',
+    b'{"id": "a", "op": "remove", "text": "t"}',
+    b'{"op": "delete"}',
 ])
 def test_decoder_and_input_schema_agree(raw: bytes) -> None:
-    assert isinstance(_decode(raw), Article) == is_valid("article", json.loads(raw))
+    accepted = isinstance(_decode(raw), Article | Deletion)
+    assert accepted == is_valid("article", json.loads(raw))

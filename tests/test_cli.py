@@ -1,4 +1,6 @@
+import asyncio
 import json
+import uuid
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -6,6 +8,9 @@ from click.testing import CliRunner
 from tests.schemas import validate
 from tests.texts import PRODUCT_PAGE, RECIPE
 from worker.cli import describe, main
+from worker.index import RedisIndex
+from worker.settings import ENV, Settings
+from worker.verdict import Kind, Probe, Verdict
 
 
 def test_scan_prints_one_verdict_per_line(tmp_path: Path) -> None:
@@ -84,3 +89,68 @@ def test_plan_with_a_bad_layout_setting_is_a_clean_error() -> None:
                                 env={"DEDUP_LAYOUT": "multi-index:9"})
     assert result.exit_code != 0 and "2..3 substrings" in result.output
     assert "Traceback" not in result.output
+
+
+def test_forget_removes_ids_from_the_shared_index(redis_url: str) -> None:
+    namespace = f"cli-{uuid.uuid4().hex[:8]}"
+    settings = Settings(redis_url=redis_url, namespace=namespace)
+
+    async def check(article_id: str) -> Verdict:
+        index = RedisIndex.from_url(redis_url, namespace, settings.index_layout())
+        [v] = await index.check_and_insert([Probe(article_id, b"c" * 16, 0x1234)])
+        await index.close()
+        return v
+
+    asyncio.run(check("a"))
+    env = {ENV["redis_url"]: redis_url, ENV["namespace"]: namespace}
+    result = CliRunner().invoke(main, ["forget", "a", "zzz"], env=env)
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines() == ["forgot: a", "not indexed: zzz"]
+    assert asyncio.run(check("b")).kind is Kind.UNIQUE  # same content, but "a" is gone
+
+
+def test_backfill_indexes_history_for_the_stream(redis_url: str, tmp_path: Path) -> None:
+    env = {ENV["redis_url"]: redis_url, ENV["namespace"]: f"cli-{uuid.uuid4().hex[:8]}"}
+    history = tmp_path / "history.jsonl"
+    history.write_text("\n".join([
+        json.dumps({"id": "page", "text": PRODUCT_PAGE}),
+        json.dumps({"id": "recipe", "text": RECIPE}),
+        json.dumps({"id": "copy", "text": PRODUCT_PAGE.replace("Portland", "Denver")}),
+        json.dumps({"id": "recipe", "op": "delete"}),
+        "not json",
+    ]) + "\n")
+    quiet = CliRunner().invoke(main, ["backfill", str(history)], env=env)
+    assert quiet.exit_code == 0, quiet.output
+    assert "backfilled: 1 deleted, 1 duplicate, 1 rejected, 2 unique" in quiet.output
+    later = tmp_path / "later.jsonl"
+    later.write_text(json.dumps({"id": "late", "text": PRODUCT_PAGE.upper()}) + "\n"
+                     + json.dumps({"id": "r2", "text": RECIPE}) + "\n")
+    shown = CliRunner().invoke(main, ["backfill", "--verdicts", str(later)], env=env)
+    assert shown.exit_code == 0, shown.output
+    lines = [json.loads(line) for line in shown.stdout.splitlines()]
+    for line in lines:
+        validate("scan-line", line)
+    assert [(o["id"], o["verdict"], o["duplicate_of"]) for o in lines] == [
+        ("late", "duplicate", "page"), ("r2", "unique", None)]  # recipe was deleted
+
+
+def test_status_reports_the_index(redis_url: str, tmp_path: Path) -> None:
+    env = {ENV["redis_url"]: redis_url, ENV["namespace"]: f"cli-{uuid.uuid4().hex[:8]}",
+           ENV["layout"]: "multi-index:2"}
+    empty = CliRunner().invoke(main, ["status"], env=env)
+    assert empty.exit_code == 0, empty.output
+    assert "none yet" in empty.output and "0 with a verdict" in empty.output
+    history = tmp_path / "h.jsonl"
+    history.write_text(json.dumps({"id": "page", "text": PRODUCT_PAGE}) + "\n"
+                       + json.dumps({"id": "copy", "text": PRODUCT_PAGE.upper()}) + "\n"
+                       + json.dumps({"id": "recipe", "text": RECIPE}) + "\n")
+    assert CliRunner().invoke(main, ["backfill", str(history)], env=env).exit_code == 0
+    result = CliRunner().invoke(main, ["status"], env=env)
+    assert result.exit_code == 0, result.output
+    lines = dict(line.split(None, 1) for line in result.output.splitlines())
+    assert lines["layout"].startswith("multi-index, threshold 3")
+    assert lines["tables"] == "63-32/1 31-0/1"
+    assert lines["articles"].startswith("3 with a verdict; 2 originals in the buckets; 2 distinct")
+    assert lines["buckets"].startswith("4 holding 4 entries (1.0 per bucket); largest 1")
+    assert lines["bucket"] == "sizes   <=1: 4"
+    assert lines["retention"].startswith("none")

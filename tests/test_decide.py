@@ -2,7 +2,7 @@ import json
 
 from tests.texts import PRODUCT_PAGE, RECIPE
 from worker.articles import Reason, Rejection
-from worker.decide import Accepted, Decider
+from worker.decide import Accepted, Decider, Forgotten
 from worker.fingerprint import Fingerprinter
 from worker.index import MemoryIndex
 from worker.verdict import Kind
@@ -22,12 +22,32 @@ async def test_decisions_come_back_in_input_order() -> None:
         _raw("page", PRODUCT_PAGE.replace("Portland", "Austin")),
     ])
     assert [type(d).__name__ for d in decisions] == ["Accepted", "Rejection", "Accepted",
-                                                     "Accepted", "Rejection"]
-    page, bad, copy, recipe, conflict = decisions
+                                                     "Accepted", "Accepted"]
+    page, bad, copy, recipe, update = decisions
     assert isinstance(page, Accepted) and page.verdict.kind is Kind.UNIQUE
     assert isinstance(bad, Rejection) and bad.reason is Reason.INVALID_JSON
     assert isinstance(copy, Accepted) and copy.verdict.kind is Kind.NEAR
     assert copy.verdict.duplicate_of == "page"
     assert isinstance(recipe, Accepted) and recipe.verdict.kind is Kind.UNIQUE
-    assert isinstance(conflict, Rejection) and conflict.reason is Reason.ID_CONFLICT
-    assert "new id" in conflict.detail
+    assert isinstance(update, Accepted) and update.verdict.replaced
+    # page's old text is gone, and copy (a duplicate) was never indexed
+    assert update.verdict.kind is Kind.UNIQUE
+
+
+async def test_deletions_apply_in_their_place_in_the_batch() -> None:
+    decider = Decider(Fingerprinter(), MemoryIndex(), 100_000)
+    delete = json.dumps({"id": "page", "op": "delete"}).encode()
+    decisions = await decider.decide([
+        _raw("page", PRODUCT_PAGE),
+        _raw("before", PRODUCT_PAGE),  # decided before the deletion: a duplicate
+        delete,
+        delete,  # again: nothing left to delete
+        _raw("after", PRODUCT_PAGE),  # after it: unique
+        json.dumps({"id": "page", "op": "remove"}).encode(),
+    ])
+    before, after = decisions[1], decisions[4]
+    assert isinstance(before, Accepted) and before.verdict.duplicate_of == "page"
+    assert decisions[2:4] == [Forgotten("page", True), Forgotten("page", False)]
+    assert isinstance(after, Accepted) and after.verdict.kind is Kind.UNIQUE
+    bad = decisions[5]
+    assert isinstance(bad, Rejection) and bad.reason is Reason.INVALID_VALUE

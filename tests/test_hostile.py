@@ -12,7 +12,7 @@ from worker.articles import Rejection
 from worker.decide import Accepted, Decider
 from worker.fingerprint import Fingerprinter
 from worker.index import MemoryIndex
-from worker.messages import Source, output_message
+from worker.messages import Source, output_messages
 
 LIMIT = 1_000_000
 
@@ -54,7 +54,8 @@ async def test_hostile_message_gets_a_verdict_or_a_dead_letter(case: str) -> Non
     [decision] = await decider.decide([raw])
     got = decision.reason.value if isinstance(decision, Rejection) else decision.verdict.kind
     assert got == expected
-    out = output_message(decision, raw, b"k", Source("articles", 0, 7, None), 3, LIMIT)
+    [out] = output_messages(decision, raw, b"k", Source("articles", 0, 7, None), LIMIT,
+                            threshold=3)
     body = json.loads(out.value)
     validate("rejected" if isinstance(decision, Rejection) else "unique", body)
     if isinstance(decision, Accepted):

@@ -8,16 +8,24 @@ import pytest
 from tests.schemas import validate
 from tests.texts import PRODUCT_PAGE
 from worker.articles import Reason, Rejection
-from worker.decide import Accepted, Decider
+from worker.decide import Decider, Decision
 from worker.fingerprint import Fingerprinter
 from worker.index import MemoryIndex
-from worker.messages import Destination, Source, output_message, rejected, scan_line
+from worker.layouts import multi_index
+from worker.messages import (
+    Destination,
+    Outgoing,
+    Source,
+    output_messages,
+    rejected,
+    scan_line,
+)
 
 SOURCE = Source("articles", 2, 41, 1_764_000_000_000)
 
 
-async def _decisions(*raws: bytes) -> list[Accepted | Rejection]:
-    return await Decider(Fingerprinter(), MemoryIndex(), 10_000).decide(list(raws))
+async def _decisions(*raws: bytes, index: MemoryIndex | None = None) -> list[Decision]:
+    return await Decider(Fingerprinter(), index or MemoryIndex(), 10_000).decide(list(raws))
 
 
 async def test_unique_and_duplicate_messages_fit_their_schemas() -> None:
@@ -25,8 +33,8 @@ async def test_unique_and_duplicate_messages_fit_their_schemas() -> None:
             json.dumps({"id": "b", "text": PRODUCT_PAGE.upper()}).encode(),
             json.dumps({"id": "c", "text": PRODUCT_PAGE.replace("Portland", "Denver")}).encode(),
             json.dumps({"id": "d", "text": "too short"}).encode()]
-    outs = [output_message(d, r, None, SOURCE, 3, 10_000)
-            for d, r in zip(await _decisions(*raws), raws, strict=True)]
+    outs = [out for d, r in zip(await _decisions(*raws), raws, strict=True)
+            for out in output_messages(d, r, None, SOURCE, 10_000, threshold=3)]
     assert [o.destination for o in outs] == [Destination.UNIQUE, Destination.DUPLICATES,
                                              Destination.DUPLICATES, Destination.UNIQUE]
     bodies = [json.loads(o.value) for o in outs]
@@ -45,7 +53,7 @@ async def test_unique_and_duplicate_messages_fit_their_schemas() -> None:
 @pytest.mark.parametrize("raw", [b"{bad", b"\xff\xfe\x00", b'{"id": 1, "text": "x"}', b""])
 async def test_dead_letters_fit_their_schema_and_keep_the_raw_bytes(raw: bytes) -> None:
     [decision] = await _decisions(raw)
-    out = output_message(decision, raw, b"key", SOURCE, 3, 10_000)
+    [out] = output_messages(decision, raw, b"key", SOURCE, 10_000, threshold=3)
     assert out.destination is Destination.REJECTED and out.key == b"key"
     body = json.loads(out.value)
     validate("rejected", body)
@@ -67,3 +75,32 @@ async def test_scan_lines_fit_their_schema() -> None:
     decisions = await _decisions(json.dumps({"id": "a", "text": PRODUCT_PAGE}).encode(), b"x")
     for i, d in enumerate(decisions, start=1):
         validate("scan-line", scan_line(d, i))
+
+
+async def test_a_deletion_is_a_tombstone_and_a_scan_line() -> None:
+    decisions = await _decisions(json.dumps({"id": "a", "text": PRODUCT_PAGE}).encode(),
+                                 json.dumps({"id": "a", "op": "delete"}).encode())
+    [out] = output_messages(decisions[1], None, b"a", SOURCE, 1000, threshold=3)
+    assert out == Outgoing(Destination.UNIQUE, b"a", None)
+    line = scan_line(decisions[1], 2)
+    validate("scan-line", line)
+    assert line == {"line": 2, "id": "a", "verdict": "deleted", "was_indexed": True}
+
+
+async def test_a_related_article_is_unique_and_gets_a_related_alert() -> None:
+    index = MemoryIndex(multi_index(12, 4), threshold=0)  # related: 1..12 bits
+    edited = PRODUCT_PAGE.replace("Portland", "Denver")
+    decisions = await _decisions(json.dumps({"id": "a", "text": PRODUCT_PAGE}).encode(),
+                                 json.dumps({"id": "b", "text": edited}).encode(), index=index)
+    outs = output_messages(decisions[1], None, b"b", SOURCE, 10_000, threshold=0,
+                           related_threshold=12)
+    assert [o.destination for o in outs] == [Destination.UNIQUE, Destination.DUPLICATES]
+    assert outs[0].value is not None and outs[1].value is not None
+    unique, alert = json.loads(outs[0].value), json.loads(outs[1].value)
+    validate("unique", unique)
+    validate("duplicate", alert)
+    assert (unique["related_to"], alert["kind"], alert["duplicate_of"]) == ("a", "related", "a")
+    assert alert["threshold"] == 12 and 0 < alert["distance"] == unique["distance"] <= 12
+    line = scan_line(decisions[1], 2)
+    validate("scan-line", line)
+    assert (line["verdict"], line["kind"], line["duplicate_of"]) == ("unique", "related", "a")

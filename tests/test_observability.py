@@ -6,7 +6,7 @@ import pytest
 
 from tests.services import free_port
 from worker.articles import Article, Reason, Rejection
-from worker.decide import Accepted
+from worker.decide import Accepted, Forgotten
 from worker.fingerprint import Fingerprinter
 from worker.observability import (
     HealthServer,
@@ -33,12 +33,17 @@ def test_metrics_count_verdicts_dead_letters_candidates_and_hot_buckets(
         Accepted(article, fp, Verdict("b", Kind.NEAR, 5, "a", 2, 7, candidates=9, hot_buckets=1)),
         Accepted(article, fp, Verdict("a", Kind.UNIQUE, 5, replayed=True)),
         Rejection(Reason.INVALID_JSON, "bad"),
+        Accepted(article, fp, Verdict("c", Kind.UNIQUE, 6, replaced=True)),
+        Forgotten("c", True),
+        Forgotten("z", False),
     ])
-    assert _sample(metrics, "dedup_verdicts_total", kind="unique", replayed="false") == 1
+    for change in ("replaced", "deleted", "absent"):
+        assert _sample(metrics, "dedup_updates_total", change=change) == 1
+    assert _sample(metrics, "dedup_verdicts_total", kind="unique", replayed="false") == 2
     assert _sample(metrics, "dedup_verdicts_total", kind="near", replayed="false") == 1
     assert _sample(metrics, "dedup_verdicts_total", kind="unique", replayed="true") == 1
     assert _sample(metrics, "dedup_dead_letters_total", reason="invalid_json") == 1
-    assert _sample(metrics, "dedup_candidates_count") == 2  # replays are not counted
+    assert _sample(metrics, "dedup_candidates_count") == 3  # replays are not counted
     assert _sample(metrics, "dedup_candidates_sum") == 16
     assert _sample(metrics, "dedup_hot_buckets_total") == 1
     assert "hot bucket" in caplog.text

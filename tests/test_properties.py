@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from worker.articles import Article, Rejection, decode_article
 from worker.fingerprint import Fingerprinter
-from worker.messages import Source, output_message
+from worker.messages import Source, output_messages
 from worker.normalize import normalize
 from worker.tokens import tokenize
 from worker.verdict import Kind, Verdict
@@ -66,5 +66,6 @@ def test_any_json_object_decodes_and_its_verdict_encodes(body: dict[str, object]
 
         verdict = Verdict(decoded.id, Kind.UNIQUE, None, seen_at_ms=1)
         accepted = Accepted(decoded, fingerprint(decoded.text), verdict)
-        out = output_message(accepted, raw, None, Source("t", 0, 0, None), 3, 100_000)
+        [out] = output_messages(accepted, raw, None, Source("t", 0, 0, None), 100_000,
+                                threshold=3)
         assert orjson.loads(out.value)["article"] == orjson.loads(raw)

@@ -29,6 +29,17 @@ def test_the_layout_is_named_or_planned() -> None:
     assert planned.family == "multi-index" and planned.threshold == 7
 
 
+def test_booleans_read_as_words() -> None:
+    assert Settings.from_env({"DEDUP_REDIS_CLUSTER": "true"}).redis_cluster
+    assert not Settings.from_env({"DEDUP_REDIS_CLUSTER": "0"}).redis_cluster
+
+
+def test_a_related_threshold_widens_the_search_not_the_duplicates() -> None:
+    s = Settings(threshold=3, related_threshold=10, layout="multi-index:4")
+    assert s.search_threshold == 10 and s.index_layout().threshold == 10
+    assert Settings(retention_days=1.5).retention_s == 129_600
+
+
 def test_settings_are_frozen() -> None:
     s = Settings()
     with pytest.raises(AttributeError):
@@ -45,6 +56,9 @@ def test_settings_are_frozen() -> None:
     ({"DEDUP_LAYOUT": "lsh"}, "is not one of: auto, pigeonhole"),
     ({"DEDUP_LAYOUT": "blocks:4", "DEDUP_THRESHOLD": "3"}, "blocks needs more than k\\+1"),
     ({"DEDUP_RECALL": "1.5"}, "recall must be in"),
+    ({"DEDUP_RELATED_THRESHOLD": "3"}, "related_threshold must be 0 \\(off\\) or 4..15"),
+    ({"DEDUP_RETENTION_DAYS": "-1"}, "retention_days must be >= 0"),
+    ({"DEDUP_REDIS_CLUSTER": "maybe"}, "DEDUP_REDIS_CLUSTER='maybe' is not true or false"),
     ({"DEDUP_EXPECTED_DOCS": "0"}, "expected_docs must be >= 1"),
 ])
 def test_bad_values_say_the_fix(env: dict[str, str], message: str) -> None:

@@ -14,18 +14,20 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any, cast
 
 import faust
-import redis.asyncio as aioredis
 
 from worker.decide import Decider, Decision
 from worker.errors import IndexStoreError
 from worker.index import RedisIndex
+from worker.index.redis import connect
 from worker.kafka import KafkaProbe, ssl_context
-from worker.messages import Destination, Source, output_message
+from worker.messages import Destination, Source, output_messages
 from worker.observability import Check, HealthServer, Metrics, TimedIndex
 from worker.settings import Settings
 
 log = logging.getLogger(__name__)
 MAX_RETRY_DELAY_S = 5.0
+SWEEP_INTERVAL_S = 1.0  # with a retention window: one expiry sweep step this often
+SWEEP_STEP = 1000  # records looked at per step (one short Lua call)
 
 
 def create_app(settings: Settings, metrics: Metrics | None = None) -> faust.App:
@@ -44,9 +46,7 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> faust.App:
 
     @app.agent(source, name="dedup")
     async def dedup(stream: faust.StreamT[bytes]) -> None:
-        index = TimedIndex(RedisIndex.from_url(settings.redis_url, settings.namespace,
-                                               settings.index_layout(), settings.max_bucket_read),
-                           metrics)
+        index = _index(settings, metrics)
         decider = Decider.from_settings(settings, index)
         try:
             async for events in batches(stream, settings):
@@ -58,15 +58,34 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> faust.App:
         finally:
             await index.close()
 
+    if settings.retention_s:
+        sweeper = _index(settings, metrics)
+
+        async def sweep() -> None:
+            """Reclaim expired articles; every replica takes steps of one shared pass."""
+            try:
+                await sweeper.expire(SWEEP_STEP)
+            except IndexStoreError as exc:
+                log.warning("expiry sweep failed (%s); the next step retries", exc)
+
+        app.timer(SWEEP_INTERVAL_S)(sweep)
+
     if settings.http_port:
         async def serve_health() -> None:
-            redis = aioredis.Redis.from_url(settings.redis_url)
+            redis = connect(settings.redis_url, settings.redis_cluster)
             checks: dict[str, Check] = {"redis": redis.ping, "kafka": KafkaProbe(settings)}
             await HealthServer(metrics, checks, settings.http_port).start()
 
         app.task(serve_health)  # once per worker process, at start
 
     return app
+
+
+def _index(settings: Settings, metrics: Metrics) -> TimedIndex:
+    return TimedIndex(RedisIndex.from_url(settings.redis_url, settings.namespace,
+                                          settings.index_layout(), settings.max_bucket_read,
+                                          settings.retention_s, settings.threshold,
+                                          settings.redis_cluster), metrics)
 
 
 def base_app(settings: Settings) -> faust.App:
@@ -144,9 +163,10 @@ async def _publish(events: Sequence[Any], decisions: Sequence[Decision],
         message = event.message
         source = Source(message.topic, message.partition, message.offset,
                         int(message.timestamp * 1000) if message.timestamp else None)
-        out = output_message(decision, message.value, message.key, source, settings.threshold,
-                             settings.max_message_bytes)
-        # force=True: send now, not at commit time (faust's "attachments").
-        pending.append(await sinks[out.destination].send(key=out.key, value=out.value,
-                                                         force=True))
+        for out in output_messages(decision, message.value, message.key, source,
+                                   settings.max_message_bytes, threshold=settings.threshold,
+                                   related_threshold=settings.related_threshold):
+            # force=True: send now, not at commit time (faust's "attachments").
+            pending.append(await sinks[out.destination].send(key=out.key, value=out.value,
+                                                             force=True))
     await asyncio.gather(*pending)

@@ -25,7 +25,6 @@ class Reason(StrEnum):
     WRONG_TYPE = "wrong_type"
     INVALID_VALUE = "invalid_value"
     UNSUPPORTED_VERSION = "unsupported_version"
-    ID_CONFLICT = "id_conflict"
 
 
 @dataclass(frozen=True)
@@ -36,13 +35,21 @@ class Article:
 
 
 @dataclass(frozen=True)
+class Deletion:
+    """A tombstone: {"id": ..., "op": "delete"} removes the article from the index."""
+
+    id: str
+
+
+@dataclass(frozen=True)
 class Rejection:
     reason: Reason
     detail: str
 
 
-def decode_article(raw: bytes | None, max_bytes: int) -> Article | Rejection:
-    """An Article from one message's bytes: a JSON object with string `id` and `text`."""
+def decode_article(raw: bytes | None, max_bytes: int) -> Article | Deletion | Rejection:
+    """An Article from one message's bytes: a JSON object with string `id` and `text`; or a
+    Deletion: `id` and "op": "delete"."""
     if not raw:
         return Rejection(Reason.EMPTY, "the message has no value; send a JSON article")
     if len(raw) > max_bytes:
@@ -75,7 +82,7 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def article_from_object(body: Any, raw: bytes) -> Article | Rejection:
+def article_from_object(body: Any, raw: bytes) -> Article | Deletion | Rejection:
     if not isinstance(body, dict):
         return Rejection(Reason.NOT_AN_OBJECT,
                          f"expected a JSON object, got {_json_type(body)}")
@@ -83,23 +90,36 @@ def article_from_object(body: Any, raw: bytes) -> Article | Rejection:
     if version != SCHEMA_VERSION or isinstance(version, bool):
         return Rejection(Reason.UNSUPPORTED_VERSION,
                          f"schema_version {version!r} is not supported; use {SCHEMA_VERSION}")
-    for field in ("id", "text"):
-        if field not in body:
-            return Rejection(Reason.MISSING_FIELD, f"the article has no {field!r} field")
-        if not isinstance(body[field], str):
-            return Rejection(Reason.WRONG_TYPE,
-                             f"{field!r} must be a string, got {_json_type(body[field])}")
-    article_id, text = body["id"], body["text"]
-    for field, value in (("id", article_id), ("text", text)):
-        if not _is_utf8(value):
-            return Rejection(Reason.INVALID_VALUE,
-                             f"{field!r} holds a lone UTF-16 surrogate escape; it is not text")
+    op = body.get("op", "upsert")
+    if op not in ("upsert", "delete"):
+        return Rejection(Reason.INVALID_VALUE,
+                         f"'op' must be \"upsert\" (the default) or \"delete\", got {op!r}")
+    fields = ("id",) if op == "delete" else ("id", "text")
+    for field in fields:
+        problem = _string_problem(body, field)
+        if problem is not None:
+            return problem
+    article_id = body["id"]
     if not article_id.strip() or len(article_id) > MAX_ID_CHARS:
         return Rejection(Reason.INVALID_VALUE,
                          f"'id' must be 1..{MAX_ID_CHARS} characters and not blank")
-    if not text.strip():
+    if op == "delete":
+        return Deletion(article_id)
+    if not body["text"].strip():
         return Rejection(Reason.INVALID_VALUE, "'text' is empty")
-    return Article(article_id, text, raw)
+    return Article(article_id, body["text"], raw)
+
+
+def _string_problem(body: dict[str, Any], field: str) -> Rejection | None:
+    if field not in body:
+        return Rejection(Reason.MISSING_FIELD, f"the article has no {field!r} field")
+    if not isinstance(body[field], str):
+        return Rejection(Reason.WRONG_TYPE,
+                         f"{field!r} must be a string, got {_json_type(body[field])}")
+    if not _is_utf8(body[field]):
+        return Rejection(Reason.INVALID_VALUE,
+                         f"{field!r} holds a lone UTF-16 surrogate escape; it is not text")
+    return None
 
 
 def _is_utf8(value: str) -> bool:

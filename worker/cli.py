@@ -1,4 +1,5 @@
-"""The `dedup-worker` command line: worker, publish, alerts, scan, plan, evaluate."""
+"""The `dedup-worker` command line: worker, publish, alerts, scan, backfill, forget, status,
+plan, evaluate."""
 
 from __future__ import annotations
 
@@ -6,17 +7,23 @@ import asyncio
 import json
 import logging
 import logging.config
+import os
 import sys
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from worker.errors import DedupError, IndexUnavailable, KafkaUnavailable
 from worker.settings import Settings
+
+if TYPE_CHECKING:  # the index modules import redis: loaded only by the commands that use them
+    from worker.index import Index, RedisIndex
+    from worker.index.status import Status
 
 T = TypeVar("T")
 STARTUP_WAIT_S = 60.0
@@ -50,12 +57,11 @@ def worker() -> None:
 
 async def _prepare(settings: Settings) -> None:
     """Topics exist and the index's layout matches ours, before the stream starts."""
-    from worker.index import RedisIndex
     from worker.kafka import check_credentials, ensure_topics
 
     await _retry_startup(lambda: check_credentials(settings), "Kafka")
     await _retry_startup(lambda: ensure_topics(settings), "Kafka")
-    index = RedisIndex.from_url(settings.redis_url, settings.namespace, settings.index_layout())
+    index = _redis_index(settings)
     try:
         await _retry_startup(index.ensure_layout, "Redis")
     finally:
@@ -167,17 +173,118 @@ def scan(file: IO[bytes], threshold: int | None) -> None:
 
     Prints one JSON verdict per input line, in order; first seen wins.
     """
-    from worker.decide import Decider
     from worker.index import MemoryIndex
-    from worker.messages import scan_line
 
     settings = _settings(threshold=threshold)
-    decider = Decider.from_settings(
-        settings, MemoryIndex(settings.index_layout(), max_bucket_read=settings.max_bucket_read))
+    index = MemoryIndex(settings.index_layout(), max_bucket_read=settings.max_bucket_read,
+                        retention_s=settings.retention_s, threshold=settings.threshold)
     with asyncio.Runner() as runner:
+        _decide_file(runner, settings, index, file, verdicts=True)
+
+
+@main.command()
+@click.argument("file", type=click.File("rb"))
+@click.option("--verdicts", is_flag=True, help="Print one JSON verdict per line, as scan does.")
+def backfill(file: IO[bytes], verdicts: bool) -> None:
+    """Index FILE (one JSON article per line, oldest first) into the shared Redis index, so
+    that the stream is deduplicated against this history. Lines are decided as the worker
+    decides messages (first seen wins; tombstones delete), in pipelined chunks."""
+    settings = _settings()
+    index = _redis_index(settings)
+    with asyncio.Runner() as runner, _clean_errors():
+        try:
+            counts = _decide_file(runner, settings, index, file, verdicts)
+        finally:
+            runner.run(index.close())
+    click.echo("backfilled: " + ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())),
+               err=True)
+
+
+def _decide_file(runner: asyncio.Runner, settings: Settings, index: Index, file: IO[bytes],
+                 verdicts: bool) -> Counter[str]:
+    """Decide every line of `file` in chunks; print scan lines if `verdicts`, show progress
+    on stderr otherwise. Returns how many lines got each verdict."""
+    from worker.decide import Decider
+    from worker.messages import scan_line
+
+    decider = Decider.from_settings(settings, index)
+    counts: Counter[str] = Counter()
+    size = os.fstat(file.fileno()).st_size if not verdicts and file.seekable() else 0
+    with click.progressbar(length=size, label="indexing", file=sys.stderr,
+                           hidden=not size) as bar:
         for first, chunk in _chunks(file, SCAN_CHUNK):
             for i, decision in enumerate(runner.run(decider.decide(chunk))):
-                click.echo(json.dumps(scan_line(decision, first + i), ensure_ascii=False))
+                line = scan_line(decision, first + i)
+                counts[line["verdict"]] += 1
+                if verdicts:
+                    click.echo(json.dumps(line, ensure_ascii=False))
+            bar.update(sum(len(raw) + 1 for raw in chunk))
+    return counts
+
+
+@main.command()
+@click.argument("ids", nargs=-1, required=True)
+def forget(ids: tuple[str, ...]) -> None:
+    """Remove articles from the shared index by id: they no longer match, and their ids may
+    be used again. (A tombstone {"id": ..., "op": "delete"} on the input topic does the same
+    in stream order.)"""
+    settings = _settings()
+    index = _redis_index(settings)
+
+    async def run() -> list[bool]:
+        try:
+            return await index.forget(list(ids))
+        finally:
+            await index.close()
+
+    with _clean_errors():
+        held = asyncio.run(run())
+    for article_id, was in zip(ids, held, strict=True):
+        click.echo(f"{'forgot' if was else 'not indexed'}: {article_id}")
+
+
+@main.command()
+def status() -> None:
+    """What the shared index holds: articles, layout, bucket sizes, memory, retention."""
+    from worker.index.redis import connect
+    from worker.index.status import read_status
+
+    settings = _settings()
+    client = connect(settings.redis_url, settings.redis_cluster)
+
+    async def run() -> Status:
+        try:
+            return await read_status(client, settings.namespace)
+        finally:
+            await client.aclose()
+
+    with _clean_errors():
+        st = asyncio.run(run())
+    layout = st.layout or {"layout": "(none yet: no worker has started on this namespace)"}
+    click.echo(f"namespace      {settings.namespace}")
+    click.echo(f"layout         {layout.get('layout')}, threshold {layout.get('threshold', '-')}, "
+               f"related threshold {layout.get('related_threshold', '-')}")
+    click.echo(f"tables         {layout.get('tables', '-')}")
+    click.echo(f"articles       {st.records:,} with a verdict; {st.originals:,} originals in "
+               f"the buckets; {st.exact_texts:,} distinct texts")
+    click.echo(f"buckets        {st.buckets:,} holding {st.entries:,} entries "
+               f"({st.entries_per_bucket:.1f} per bucket); largest {st.largest_bucket:,} "
+               f"(reads stop at {settings.max_bucket_read:,}: DEDUP_MAX_BUCKET_READ)")
+    click.echo("bucket sizes   " + ", ".join(f"<={size:,}: {count:,}"
+                                             for size, count in st.bucket_sizes.items()))
+    click.echo(f"memory         {st.redis_memory_bytes / 2**20:,.1f} MiB used by Redis "
+               "(every namespace)")
+    retention = (f"{settings.retention_days:g} days" if settings.retention_s
+                 else "none: articles are kept for ever")
+    click.echo(f"retention      {retention} (DEDUP_RETENTION_DAYS)")
+
+
+def _redis_index(settings: Settings) -> RedisIndex:
+    from worker.index import RedisIndex
+
+    return RedisIndex.from_url(settings.redis_url, settings.namespace, settings.index_layout(),
+                               settings.max_bucket_read, settings.retention_s, settings.threshold,
+                               settings.redis_cluster)
 
 
 @main.command()

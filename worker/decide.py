@@ -1,19 +1,21 @@
 """The core step shared by the stream app and `scan`: raw messages in, decisions out.
 
-Decode, fingerprint, then ask the index about the whole batch at once (one Redis round trip);
-the index decides the probes in order, so first seen still wins within a batch.
+Decode, fingerprint, then ask the index about each run of articles at once (one Redis round
+trip); the index decides the probes in order, so first seen still wins within a batch. A
+deletion between two runs is applied between them, in its place.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from worker.articles import Article, Reason, Rejection, decode_article
+from worker.articles import Article, Deletion, Rejection, decode_article
 from worker.fingerprint import Fingerprint, Fingerprinter
 from worker.index.base import Index
 from worker.settings import Settings
-from worker.verdict import IdConflict, Probe, Verdict
+from worker.verdict import Probe, Verdict
 
 
 @dataclass(frozen=True)
@@ -23,7 +25,15 @@ class Accepted:
     verdict: Verdict
 
 
-Decision = Accepted | Rejection
+@dataclass(frozen=True)
+class Forgotten:
+    """A deletion was applied; `was_indexed` says whether the index held the id."""
+
+    id: str
+    was_indexed: bool
+
+
+Decision = Accepted | Forgotten | Rejection
 
 
 class Decider:
@@ -41,19 +51,29 @@ class Decider:
     async def decide(self, values: Sequence[bytes | None]) -> list[Decision]:
         """One decision per value, in order. Raises only when the index cannot answer."""
         decoded = [decode_article(v, self.max_message_bytes) for v in values]
-        accepted = [(i, d, self.fingerprinter(d.text)) for i, d in enumerate(decoded)
-                    if isinstance(d, Article)]
-        outcomes = await self.index.check_and_insert(
-            [Probe(a.id, fp.content_hash, fp.simhash) for _, a, fp in accepted]
-        )
-        decisions: list[Decision] = list(decoded)  # type: ignore[arg-type]  # Articles replaced below
-        for (i, article, fp), outcome in zip(accepted, outcomes, strict=True):
-            if isinstance(outcome, IdConflict):
-                decisions[i] = Rejection(
-                    Reason.ID_CONFLICT,
-                    f"id {article.id!r} was indexed before with different text; "
-                    "updating an article is not supported yet, publish it under a new id",
-                )
-            else:
-                decisions[i] = Accepted(article, fp, outcome)
-        return decisions
+        decisions: list[Decision | None] = [d if isinstance(d, Rejection) else None
+                                            for d in decoded]
+        work = [(i, d) for i, d in enumerate(decoded) if not isinstance(d, Rejection)]
+        for _, run in itertools.groupby(work, lambda w: type(w[1])):
+            items = list(run)
+            await self._check([(i, a) for i, a in items if isinstance(a, Article)], decisions)
+            await self._forget([(i, d) for i, d in items if isinstance(d, Deletion)], decisions)
+        assert all(d is not None for d in decisions)
+        return decisions  # type: ignore[return-value]  # every slot was filled above
+
+    async def _forget(self, items: list[tuple[int, Deletion]],
+                      decisions: list[Decision | None]) -> None:
+        if items:
+            held = await self.index.forget([d.id for _, d in items])
+            for (i, deletion), was in zip(items, held, strict=True):
+                decisions[i] = Forgotten(deletion.id, was)
+
+    async def _check(self, items: list[tuple[int, Article]],
+                     decisions: list[Decision | None]) -> None:
+        if not items:
+            return
+        articles = [(i, a, self.fingerprinter(a.text)) for i, a in items]
+        verdicts = await self.index.check_and_insert(
+            [Probe(a.id, fp.content_hash, fp.simhash) for _, a, fp in articles])
+        for (i, article, fp), verdict in zip(articles, verdicts, strict=True):
+            decisions[i] = Accepted(article, fp, verdict)

@@ -11,8 +11,9 @@ from typing import Any
 import orjson
 
 from worker.articles import SCHEMA_VERSION, Rejection
-from worker.decide import Accepted, Decision
+from worker.decide import Accepted, Decision, Forgotten
 from worker.simhash import to_hex
+from worker.verdict import Kind
 
 
 class Destination(StrEnum):
@@ -39,20 +40,30 @@ class Source:
 class Outgoing:
     destination: Destination
     key: bytes | None
-    value: bytes
+    value: bytes | None  # None: a Kafka tombstone
 
 
-def output_message(decision: Decision, raw: bytes | None, key: bytes | None, source: Source,
-                   threshold: int, max_raw_bytes: int) -> Outgoing:
-    """The message one decision produces, and the topic it goes to."""
+def output_messages(decision: Decision, raw: bytes | None, key: bytes | None, source: Source,
+                    max_raw_bytes: int, *, threshold: int,
+                    related_threshold: int = 0) -> list[Outgoing]:
+    """The messages one decision produces, and the topics they go to: one, except for a
+    related article, which is unique and also gets a `related` alert. A deletion produces a
+    tombstone (null value, keyed by the id) on the unique topic: the article is withdrawn."""
+    if isinstance(decision, Forgotten):
+        return [Outgoing(Destination.UNIQUE, decision.id.encode("utf-8"), None)]
     if isinstance(decision, Rejection):
         body = rejected(decision, raw, source, max_raw_bytes)
-        return Outgoing(Destination.REJECTED, key, encode(body))
+        return [Outgoing(Destination.REJECTED, key, encode(body))]
     article_key = decision.article.id.encode("utf-8")
+    kind = decision.verdict.kind
     if decision.verdict.is_duplicate:
-        return Outgoing(Destination.DUPLICATES, article_key,
-                        encode(duplicate(decision, source, threshold)))
-    return Outgoing(Destination.UNIQUE, article_key, unique(decision, source))
+        return [Outgoing(Destination.DUPLICATES, article_key,
+                         encode(duplicate(decision, source, threshold)))]
+    out = [Outgoing(Destination.UNIQUE, article_key, unique(decision, source))]
+    if kind is Kind.RELATED:
+        alert = duplicate(decision, source, related_threshold)
+        out.append(Outgoing(Destination.DUPLICATES, article_key, encode(alert)))
+    return out
 
 
 def unique(decision: Accepted, source: Source) -> bytes:
@@ -71,7 +82,8 @@ def _unique_fields(decision: Accepted, source: Source) -> dict[str, Any]:
         "words": decision.fingerprint.words,
         "seen_at": iso_time(verdict.seen_at_ms),
         "source": source.as_json(),
-    }
+    } | ({"related_to": verdict.duplicate_of, "distance": verdict.distance}
+         if verdict.kind is Kind.RELATED else {})
 
 
 def duplicate(decision: Accepted, source: Source, threshold: int) -> dict[str, Any]:
@@ -118,6 +130,9 @@ def scan_line(decision: Decision, line: int) -> dict[str, Any]:
     if isinstance(decision, Rejection):
         return {"line": line, "verdict": "rejected", "reason": decision.reason.value,
                 "detail": decision.detail}
+    if isinstance(decision, Forgotten):
+        return {"line": line, "id": decision.id, "verdict": "deleted",
+                "was_indexed": decision.was_indexed}
     verdict = decision.verdict
     return {
         "line": line,

@@ -13,7 +13,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from worker.articles import Rejection
-from worker.decide import Accepted, Decision
+from worker.decide import Decision, Forgotten
 from worker.index.base import Index, Outcome
 from worker.verdict import Probe
 
@@ -34,6 +34,12 @@ class Metrics:
                                 "decided before (redelivery)", ["kind", "replayed"], registry=r)
         self.dead_letters = Counter("dedup_dead_letters", "Messages sent to the dead-letter "
                                     "topic, by reason", ["reason"], registry=r)
+        self.updates = Counter("dedup_updates", "Index changes by message: replaced (an id sent "
+                               "again with new text), deleted (a tombstone for an indexed id), "
+                               "absent (a tombstone for an id not indexed)", ["change"],
+                               registry=r)
+        self.expired = Counter("dedup_expired", "Articles removed by the expiry sweep",
+                               registry=r)
         self.latency = Histogram("dedup_latency_seconds", "From an input message's timestamp "
                                  "to its verdict acknowledged by Kafka", buckets=LATENCY_BUCKETS,
                                  registry=r)
@@ -52,8 +58,12 @@ class Metrics:
         for decision in decisions:
             if isinstance(decision, Rejection):
                 self.dead_letters.labels(decision.reason.value).inc()
-            elif isinstance(decision, Accepted):
+            elif isinstance(decision, Forgotten):
+                self.updates.labels("deleted" if decision.was_indexed else "absent").inc()
+            else:
                 verdict = decision.verdict
+                if verdict.replaced:
+                    self.updates.labels("replaced").inc()
                 self.verdicts.labels(verdict.kind.value, str(verdict.replayed).lower()).inc()
                 if not verdict.replayed and verdict.fingerprint is not None:
                     self.candidates.observe(verdict.candidates)
@@ -73,6 +83,15 @@ class TimedIndex:
     async def check_and_insert(self, probes: Sequence[Probe]) -> list[Outcome]:
         with self.metrics.index_seconds.time():
             return await self.index.check_and_insert(probes)
+
+    async def forget(self, ids: Sequence[str]) -> list[bool]:
+        with self.metrics.index_seconds.time():
+            return await self.index.forget(ids)
+
+    async def expire(self, limit: int = 1000) -> int:
+        removed = await self.index.expire(limit)
+        self.metrics.expired.inc(removed)
+        return removed
 
     async def close(self) -> None:
         await self.index.close()

@@ -26,6 +26,7 @@ ENV: dict[str, str] = {
     "kafka_password": "DEDUP_KAFKA_PASSWORD",
     "kafka_ssl_cafile": "DEDUP_KAFKA_SSL_CAFILE",
     "redis_url": "DEDUP_REDIS_URL",
+    "redis_cluster": "DEDUP_REDIS_CLUSTER",
     "namespace": "DEDUP_NAMESPACE",
     "app_id": "DEDUP_APP_ID",
     "input_topic": "DEDUP_INPUT_TOPIC",
@@ -35,9 +36,11 @@ ENV: dict[str, str] = {
     "input_partitions": "DEDUP_INPUT_PARTITIONS",
     "replication_factor": "DEDUP_REPLICATION_FACTOR",
     "threshold": "DEDUP_THRESHOLD",
+    "related_threshold": "DEDUP_RELATED_THRESHOLD",
     "layout": "DEDUP_LAYOUT",
     "expected_docs": "DEDUP_EXPECTED_DOCS",
     "recall": "DEDUP_RECALL",
+    "retention_days": "DEDUP_RETENTION_DAYS",
     "shingle_size": "DEDUP_SHINGLE_SIZE",
     "chinese_tokens": "DEDUP_CHINESE_TOKENS",
     "min_words": "DEDUP_MIN_WORDS",
@@ -68,6 +71,7 @@ class Settings:
     kafka_password: str = field(default="", repr=False)
     kafka_ssl_cafile: str = ""
     redis_url: str = field(default="redis://127.0.0.1:6379/0", repr=False)
+    redis_cluster: bool = False  # the URL names one node of a Redis Cluster
     namespace: str = "default"
     app_id: str = "dedup-worker"
     input_topic: str = "articles"
@@ -77,9 +81,11 @@ class Settings:
     input_partitions: int = 4
     replication_factor: int = 1
     threshold: int = 3
+    related_threshold: int = 0  # > threshold: also alert on related articles; 0: off
     layout: str = "auto"  # or pigeonhole, multi-index:M, blocks:B, sampled:LxR
     expected_docs: int = 1_000_000  # the index size the automatic layout is planned for
     recall: float = 1.0  # below 1, the planner may choose a sampled (inexact) layout
+    retention_days: float = 0.0  # older articles stop matching and are removed; 0: kept
     shingle_size: int = 3
     chinese_tokens: str = "bigrams"
     min_words: float = 20.0
@@ -95,12 +101,19 @@ class Settings:
         _check(0 <= self.threshold <= MAX_THRESHOLD,
                f"threshold must be 0..{MAX_THRESHOLD} bits, got {self.threshold}; "
                "3 catches near-verbatim copies")
+        _check(self.related_threshold == 0
+               or self.threshold < self.related_threshold <= MAX_THRESHOLD,
+               f"related_threshold must be 0 (off) or {self.threshold + 1}..{MAX_THRESHOLD} "
+               f"(above threshold), got {self.related_threshold}")
         _check(self.expected_docs >= 1,
                f"expected_docs must be >= 1, got {self.expected_docs}")
         _check(0.0 < self.recall <= 1.0, f"recall must be in (0, 1], got {self.recall}")
+        _check(self.retention_days >= 0,
+               f"retention_days must be >= 0 (0 keeps articles for ever), got "
+               f"{self.retention_days}")
         if self.layout != "auto":
             try:
-                parse(self.layout, self.threshold)
+                parse(self.layout, max(self.threshold, self.related_threshold))
             except ValueError as exc:
                 raise ConfigError(f"{exc}; or use auto (the planner's choice)") from None
         _check(1 <= self.shingle_size <= 10,
@@ -156,10 +169,20 @@ class Settings:
     def with_changes(self, **changes: Any) -> Settings:
         return replace(self, **changes)
 
+    @property
+    def search_threshold(self) -> int:
+        """How far the index looks: the related threshold when set, else the threshold."""
+        return max(self.threshold, self.related_threshold)
+
     def index_layout(self) -> Layout:
-        """The index's table layout: the one named by `layout`, or the planner's choice."""
-        return choose(self.threshold, self.layout, self.expected_docs, self.recall,
+        """The index's table layout, laid out for `search_threshold`: the one named by
+        `layout`, or the planner's choice."""
+        return choose(self.search_threshold, self.layout, self.expected_docs, self.recall,
                       self.max_bucket_read)
+
+    @property
+    def retention_s(self) -> int:
+        return round(self.retention_days * 86_400)
 
     @property
     def kafka_uses_ssl(self) -> bool:
@@ -183,6 +206,11 @@ class Settings:
 
 def _parse(var: str, raw: str, default: Any) -> Any:
     kind = type(default)
+    if kind is bool:
+        value = raw.strip().lower()
+        if value not in ("true", "false", "1", "0", "yes", "no"):
+            raise ConfigError(f"{var}={raw!r} is not true or false; unset it to use {default}")
+        return value in ("true", "1", "yes")
     try:
         return kind(raw.strip())
     except ValueError:

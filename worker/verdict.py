@@ -17,6 +17,7 @@ class Kind(StrEnum):
     UNIQUE = "unique"
     EXACT = "exact"  # same normalised text as an earlier article
     NEAR = "near"  # fingerprint within the threshold of an earlier article's
+    RELATED = "related"  # not a duplicate, but within the related threshold: an original
 
 
 @dataclass(frozen=True)
@@ -33,24 +34,18 @@ class Verdict:
     id: str
     kind: Kind
     fingerprint: int | None
-    duplicate_of: str | None = None
+    duplicate_of: str | None = None  # the earlier article it repeats (or, if related, is near)
     distance: int | None = None
     duplicate_of_fingerprint: int | None = None
     seen_at_ms: int = 0  # when the index first decided; the same on every replay
     replayed: bool = False  # True when the id had been decided before (a redelivery)
     candidates: int = 0  # bucket entries compared to decide (0 on a replay)
     hot_buckets: int = 0  # buckets that held more entries than the index reads
+    replaced: bool = False  # the id was indexed with other text, which this one replaced
 
     @property
     def is_duplicate(self) -> bool:
-        return self.kind is not Kind.UNIQUE
-
-
-@dataclass(frozen=True)
-class IdConflict:
-    """The id was indexed before with different content; updates are not supported yet."""
-
-    id: str
+        return self.kind in (Kind.EXACT, Kind.NEAR)
 
 
 @dataclass(frozen=True)
@@ -60,6 +55,7 @@ class Entry:
     id: str
     fingerprint: int
     seq: int  # order of first sight in its index: 1 for the first original, then 2, ...
+    seen_ms: int = 0  # when it was first seen (for expiry)
 
 
 def closest(

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 
@@ -8,26 +9,32 @@ import pytest
 import redis.asyncio as aioredis
 
 from worker.index import Index, MemoryIndex, RedisIndex
+from worker.index.redis import Client, connect
 from worker.layouts import Layout, pigeonhole
 
 MakeIndex = Callable[..., Index]
 
 
-def _layout(threshold: int | Layout) -> Layout:
-    return threshold if isinstance(threshold, Layout) else pigeonhole(threshold)
+def _layout(layout: int | Layout) -> Layout:
+    return layout if isinstance(layout, Layout) else pigeonhole(layout)
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["memory", "redis", "cluster"])
 async def make_index(request: pytest.FixtureRequest) -> AsyncIterator[MakeIndex]:
-    """Builds indexes of one kind; the contract tests run once against each kind.
+    """Builds indexes of one kind; the contract tests run once against each kind (the Redis
+    index both on one Redis and on a 3-node Redis Cluster).
     make_index(k) builds the pigeonhole layout at threshold k; make_index(layout) any other."""
     if request.param == "memory":
-        ticks = itertools.count(1_700_000_000_000, 5)
-        yield lambda threshold=3, **kw: MemoryIndex(_layout(threshold),
-                                                    clock_ms=lambda: next(ticks), **kw)
+        ticks = itertools.count()  # real time (expiry tests wait), never the same ms twice
+        yield lambda layout=3, **kw: MemoryIndex(
+            _layout(layout), clock_ms=lambda: int(time.time() * 1000) + next(ticks), **kw)
         return
-    client = aioredis.Redis.from_url(request.getfixturevalue("redis_url"))
-    await client.flushdb()
-    namespace = uuid.uuid4().hex[:8]
-    yield lambda threshold=3, **kw: RedisIndex(client, namespace, _layout(threshold), **kw)
+    client: Client
+    if request.param == "cluster":
+        client = connect(request.getfixturevalue("redis_cluster_url"), cluster=True)
+    else:
+        client = aioredis.Redis.from_url(request.getfixturevalue("redis_url"))
+        await client.flushdb()
+    namespace = uuid.uuid4().hex[:8]  # a fresh index: nothing else to wipe
+    yield lambda layout=3, **kw: RedisIndex(client, namespace, _layout(layout), **kw)
     await client.aclose()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 import pytest
@@ -9,8 +10,8 @@ import xxhash
 
 from tests.index.conftest import MakeIndex
 from worker.index import Index
-from worker.layouts import Layout, blocks, multi_index
-from worker.verdict import IdConflict, Kind, Probe, Verdict
+from worker.layouts import Layout, blocks, multi_index, pigeonhole, sampled
+from worker.verdict import Kind, Probe, Verdict
 
 
 def probe(id: str, fp: int | None, content: str | None = None) -> Probe:
@@ -100,11 +101,36 @@ async def test_redelivery_gets_the_same_verdict_and_never_itself(make_index: Mak
                                       first.duplicate_of_fingerprint, first.seen_at_ms)
 
 
-async def test_same_id_with_other_content_is_a_conflict(make_index: MakeIndex) -> None:
+async def test_same_id_with_new_text_replaces_the_article(make_index: MakeIndex) -> None:
     index = make_index()
     await one(index, probe("a", BASE, content="v1"))
-    [outcome] = await index.check_and_insert([probe("a", BASE, content="v2")])
-    assert outcome == IdConflict("a")
+    assert (await one(index, probe("b", flip(BASE, [1]), content="b"))).duplicate_of == "a"
+    moved = ~BASE & (2**64 - 1)  # the new text is nothing like the old
+    v = await one(index, probe("a", moved, content="v2"))
+    assert (v.kind, v.replaced, v.replayed) == (Kind.UNIQUE, True, False)
+    assert (await one(index, probe("a", moved, content="v2"))).replayed  # v2 is now the record
+    # The old text no longer matches, by fingerprint or by content; the new one does.
+    assert (await one(index, probe("c", flip(BASE, [2]), content="c"))).kind is Kind.UNIQUE
+    assert (await one(index, probe("d", flip(BASE, [3]), content="v1"))).duplicate_of == "c"
+    assert (await one(index, probe("e", moved, content="e"))).duplicate_of == "a"
+
+
+@pytest.mark.parametrize("layout", [pigeonhole(3), multi_index(7, 3), blocks(4, 7),
+                                    sampled(5, 6, 12)], ids=Layout.name)
+async def test_forget_removes_an_article_from_every_table(
+        make_index: MakeIndex, layout: Layout) -> None:
+    index = make_index(layout)
+    await one(index, probe("a", BASE))
+    await one(index, probe("far", ~BASE & (2**64 - 1)))
+    assert (await one(index, probe("dup", flip(BASE, [4])))).duplicate_of == "a"
+    assert await index.forget(["a", "never-seen", "dup"]) == [True, False, True]
+    assert await index.forget(["a"]) == [False]
+    v = await one(index, probe("copy", flip(BASE, [5])))
+    assert (v.kind, v.candidates) == (Kind.UNIQUE, 0)  # a's entries are gone from every table
+    assert (await one(index, probe("text", 7, content="text of a"))).kind is Kind.UNIQUE
+    again = await one(index, probe("a", BASE, content="a again"))  # the id may be used again
+    assert (again.kind, again.duplicate_of, again.replayed) == (Kind.NEAR, "copy", False)
+    assert await index.forget([]) == []
 
 
 async def test_duplicates_are_not_indexed_so_alerts_point_at_originals(
@@ -200,3 +226,38 @@ async def test_exact_layouts_find_copies_at_every_distance(
         assert isinstance(v, Verdict)
         assert (v.kind, v.duplicate_of, v.distance) == (
             Kind.NEAR, copy.id.replace("copy", "orig"), d)
+
+
+async def test_expired_articles_stop_matching_and_are_swept(make_index: MakeIndex) -> None:
+    index = make_index(retention_s=1)
+    await one(index, probe("old", BASE))
+    assert (await one(index, probe("old-dup", flip(BASE, [1])))).duplicate_of == "old"
+    await one(index, probe("old-text", 5, content="shared"))
+    assert await index.expire() == 0  # nothing is old yet
+    await asyncio.sleep(2.1)  # expiry counts whole seconds
+    v = await one(index, probe("new", flip(BASE, [2])))
+    assert (v.kind, v.candidates) == (Kind.UNIQUE, 0)  # old's entries were cut on access
+    assert (await one(index, probe("new-text", 6, content="shared"))).kind is Kind.UNIQUE
+    # The sweep reclaims what no probe touched: old's record, old-dup's record.
+    assert await index.expire() == 2
+    assert await index.expire() == 0
+    again = await one(index, probe("old-dup", flip(BASE, [1])))  # decided afresh
+    assert (again.replayed, again.duplicate_of, again.distance) == (False, "new", 2)
+
+
+async def test_related_articles_are_originals_with_their_nearest(make_index: MakeIndex) -> None:
+    """Threshold 2 for duplicates, tables searched to 6: 3..6 bits away is related."""
+    index = make_index(multi_index(6, 3), threshold=2)
+    await one(index, probe("a", BASE))
+    near = await one(index, probe("near", flip(BASE, [1, 2])))
+    related = await one(index, probe("rel", flip(BASE, [10, 20, 30, 40, 50])))
+    assert (near.kind, near.duplicate_of, near.distance) == (Kind.NEAR, "a", 2)
+    assert (related.kind, related.duplicate_of, related.distance) == (Kind.RELATED, "a", 5)
+    assert not related.is_duplicate
+    # A related article is indexed like any original: its own copies point at it.
+    copy = await one(index, probe("rel-copy", flip(BASE, [10, 20, 30, 40, 50, 60])))
+    assert (copy.kind, copy.duplicate_of, copy.distance) == (Kind.NEAR, "rel", 1)
+    again = await one(index, probe("rel", flip(BASE, [10, 20, 30, 40, 50])))
+    assert (again.replayed, again.kind, again.duplicate_of) == (True, Kind.RELATED, "a")
+    far = await one(index, probe("far", flip(BASE, list(range(0, 64, 2)))))
+    assert (far.kind, far.duplicate_of, far.distance) == (Kind.UNIQUE, None, None)

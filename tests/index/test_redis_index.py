@@ -13,7 +13,7 @@ from tests.index.test_contract import flip, probe
 from worker.errors import IndexUnavailable, LayoutMismatch
 from worker.index import RedisIndex
 from worker.index.keys import ids_key, namespace_prefix
-from worker.layouts import multi_index, pigeonhole
+from worker.layouts import Layout, multi_index, pigeonhole, sampled
 from worker.verdict import Kind, Verdict
 
 
@@ -28,7 +28,9 @@ async def test_layout_is_recorded_and_a_different_one_is_refused(
     await RedisIndex(redis_client, "other", pigeonhole(5)).ensure_layout()  # other namespace
     meta = await redis_client.hgetall(namespace_prefix("news") + "meta")
     assert meta == {b"format": b"2", b"layout": b"pigeonhole", b"threshold": b"3",
-                    b"tables": b"63-48/0 47-32/0 31-16/0 15-0/0"}
+                    b"related_threshold": b"3", b"tables": b"63-48/0 47-32/0 31-16/0 15-0/0"}
+    with pytest.raises(LayoutMismatch, match="related_threshold"):  # same tables, other k
+        await RedisIndex(redis_client, "news", pigeonhole(3), threshold=2).ensure_layout()
 
 
 async def test_namespaces_are_independent(redis_client: aioredis.Redis) -> None:
@@ -61,6 +63,43 @@ async def test_bucket_entries_are_fingerprint_sequence_and_time(
         assert [await redis_client.get(k) for k in keys] == [expected] * 3
         assert await redis_client.hget(ids_key("layout"), seq.to_bytes(4, "big")) == (
             f"doc-{seq}".encode())
+
+
+@pytest.mark.parametrize("layout", [pigeonhole(3), multi_index(7, 3), sampled(5, 6, 12)],
+                         ids=lambda layout: layout.name())
+async def test_forgetting_every_article_leaves_no_entry_behind(
+        redis_client: aioredis.Redis, layout: Layout) -> None:
+    index = RedisIndex(redis_client, "tidy", layout)
+    rng = random.Random(5)
+    fps = [rng.getrandbits(64) for _ in range(200)]
+    probes = [probe(f"a{i}", fp) for i, fp in enumerate(fps)]
+    probes += [probe(f"n{i}", flip(fp, [i % 64])) for i, fp in enumerate(fps[:50])]
+    probes += [probe(f"x{i}", None, content=f"text of a{i}") for i in range(20)]  # exact copies
+    await index.check_and_insert(probes)
+    await index.check_and_insert([probe("a0", 1, content="new text")])  # a replacement
+    assert all(await index.forget([p.id for p in probes]))
+    left = sorted(k.decode() for k in await redis_client.keys("*"))
+    assert left == [namespace_prefix("tidy") + "meta", namespace_prefix("tidy") + "seq"]
+
+
+async def test_the_sweep_leaves_nothing_of_expired_articles(
+        redis_client: aioredis.Redis) -> None:
+    index = RedisIndex(redis_client, "sweep", multi_index(7, 3), retention_s=1)
+    rng = random.Random(6)
+    fps = [rng.getrandbits(64) for _ in range(300)]
+    probes = [probe(f"a{i}", fp) for i, fp in enumerate(fps)]
+    probes += [probe(f"n{i}", flip(fp, [i % 64])) for i, fp in enumerate(fps[:60])]
+    probes += [probe(f"x{i}", None, content=f"text of a{i}") for i in range(30)]
+    await index.check_and_insert(probes)
+    await asyncio.sleep(2.1)
+    removed = 0
+    for _ in range(50):  # steps of ~100 records; a pass ends when the cursor returns to 0
+        removed += await index.expire(100)
+        if not await redis_client.exists(namespace_prefix("sweep") + "sweep"):
+            break
+    assert removed == len(probes)
+    left = sorted(k.decode() for k in await redis_client.keys("*"))
+    assert left == [namespace_prefix("sweep") + "meta", namespace_prefix("sweep") + "seq"]
 
 
 async def test_concurrent_clients_never_both_call_a_pair_unique(

@@ -147,7 +147,8 @@ def collect_until(kafka: str, topics: dict[str, str], done: Callable[[Outputs], 
                   timeout: float = 90, quiet: float = 3.0,
                   isolation_level: str = "read_uncommitted") -> Outputs:
     """Everything on `topics` from the beginning, once `done(outputs)` holds and `quiet`
-    seconds passed without more (quiet=0: as soon as it holds). Fails on timeout."""
+    seconds passed without more (quiet=0: as soon as it holds). Fails on timeout.
+    Tombstones on topic `name` are listed, by key, under `name + "_tombstones"`."""
 
     async def run() -> Outputs:
         consumer = AIOKafkaConsumer(bootstrap_servers=kafka, group_id=None,
@@ -165,7 +166,10 @@ def collect_until(kafka: str, topics: dict[str, str], done: Callable[[Outputs], 
                 batch = await consumer.getmany(timeout_ms=200)
                 for tp, records in batch.items():
                     for r in records:
-                        out[by_topic[tp.topic]].append(json.loads(r.value))
+                        if r.value is None:  # a tombstone: the article with this key withdrawn
+                            out[f"{by_topic[tp.topic]}_tombstones"].append(r.key.decode())
+                        else:
+                            out[by_topic[tp.topic]].append(json.loads(r.value))
                         count += 1
                         last = time.monotonic()
                 now = time.monotonic()

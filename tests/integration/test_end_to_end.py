@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -245,3 +246,83 @@ def test_a_worker_with_another_threshold_refuses_the_index(
     assert other.proc.wait(60) != 0
     assert "was built with layout" in other.log() and "threshold" in other.log()
     assert "Traceback" not in other.log()
+
+
+def test_updates_and_tombstones_change_what_matches(
+        stack: Stack, start_worker: Callable[[Stack], WorkerProcess]) -> None:
+    """An id re-sent with new text replaces the article; a tombstone withdraws one (a Kafka
+    tombstone on the unique topic) so that a later copy of it is unique again. All on one
+    partition: Kafka keeps the order only within a partition."""
+    worker = start_worker(stack)
+    worker.wait_ready()
+    first, second, third = originals(3)
+    topic = stack.settings.input_topic
+    produce(stack.kafka, topic, [(b"a", article("a", first), 0),
+                                 (b"b", article("b", second), 0)])
+    collect(stack.kafka, stack.outputs, expected=2, quiet=0.5)
+    produce(stack.kafka, topic, [
+        (b"a", article("a", third), 0),  # a now holds the third text
+        (b"b", json.dumps({"id": "b", "op": "delete"}).encode(), 0),
+        (b"c", article("c", first), 0),  # a's old text: no longer indexed
+        (b"d", article("d", second), 0),  # b's text: b was deleted
+        (b"e", article("e", third), 0),  # a's new text
+        (b"x", json.dumps({"id": "nobody", "op": "delete"}).encode(), 0),
+    ])
+    out = collect(stack.kafka, stack.outputs, expected=8, quiet=1)
+    # (the output topics have partitions too: compare without order)
+    assert sorted(m["id"] for m in out["unique"]) == ["a", "a", "b", "c", "d"]
+    assert {m["article"]["text"] for m in out["unique"] if m["id"] == "a"} == {first, third}
+    assert [(m["id"], m["kind"], m["duplicate_of"]) for m in out["duplicates"]] == [
+        ("e", "exact", "a")]
+    assert sorted(out["unique_tombstones"]) == ["b", "nobody"]
+    for m in out["unique"]:
+        validate("unique", m)
+
+
+def test_a_retention_window_expires_articles(
+        stack: Stack, start_worker: Callable[[Stack], WorkerProcess]) -> None:
+    """With DEDUP_RETENTION_DAYS the worker's sweep removes old records, and a copy of an
+    expired article is unique again."""
+    stack.extra_env["DEDUP_RETENTION_DAYS"] = str(2 / 86_400)  # two seconds
+    worker = start_worker(stack)
+    worker.wait_ready()
+    text = originals(1)[0]
+    produce(stack.kafka, stack.settings.input_topic, [(b"old", article("old", text), 0)])
+    collect(stack.kafka, stack.outputs, expected=1, quiet=0)
+    client = redis.Redis.from_url(stack.redis_url)
+    docs = f"dedup:{{{stack.name}}}:docs"
+    deadline = time.monotonic() + 30
+    while client.hexists(docs, "old"):  # the sweep runs every second
+        assert time.monotonic() < deadline, "the sweep did not remove the expired record"
+        time.sleep(0.5)
+    produce(stack.kafka, stack.settings.input_topic, [(b"new", article("new", text), 0)])
+    out = collect(stack.kafka, stack.outputs, expected=2, quiet=0.5)
+    assert sorted(m["id"] for m in out["unique"]) == ["new", "old"]
+    assert "duplicates" not in out
+    client.close()
+
+
+def test_related_articles_are_unique_and_alerted(
+        stack: Stack, start_worker: Callable[[Stack], WorkerProcess]) -> None:
+    """Threshold 0 and related threshold 15: an edited copy is an original, on the unique
+    topic, and a `related` alert names the article it is close to."""
+    stack.extra_env.update({"DEDUP_THRESHOLD": "0", "DEDUP_RELATED_THRESHOLD": "15"})
+    worker = start_worker(stack)
+    worker.wait_ready()
+    text = originals(1)[0]
+    edited, distance = one_word_edit(text, random.Random(4), "rel")
+    words = text.split()
+    if distance == 0:  # make sure the copy is not a duplicate at threshold 0
+        edited = " ".join(words[: len(words) // 2]) + " " + " ".join(words)
+        distance = hamming(_fp(text), _fp(edited))
+    assert 1 <= distance <= 15
+    produce(stack.kafka, stack.settings.input_topic, [(b"a", article("a", text), 0),
+                                                      (b"b", article("b", edited), 0)])
+    out = collect(stack.kafka, stack.outputs, expected=3, quiet=0.5)
+    assert sorted(m["id"] for m in out["unique"]) == ["a", "b"]
+    [alert] = out["duplicates"]
+    validate("duplicate", alert)
+    assert (alert["kind"], alert["id"], alert["duplicate_of"], alert["distance"],
+            alert["threshold"]) == ("related", "b", "a", distance, 15)
+    [b] = [m for m in out["unique"] if m["id"] == "b"]
+    assert (b["related_to"], b["distance"]) == ("a", distance)

@@ -3,6 +3,7 @@ Redis with requirepass and an ACL user. Secrets never reach the logs or the dead
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -76,9 +77,15 @@ def test_worker_on_sasl_kafka_and_acl_redis(
     out = collect_until(stack.kafka, stack.outputs, covers({a["id"] for a in articles}),
                         quiet=2)
     assert_guarantees(out, articles)
-    produce(stack.kafka, stack.settings.input_topic, bad)
-    dead = collect_until(stack.kafka, stack.outputs, lambda o: bool(o.get("rejected")), quiet=1)
-    assert dead["rejected"][0]["reason"] == "invalid_json"
+    # A tombstone and a replacement: the ACL user's rights cover removing entries too.
+    first = articles[0]["id"]
+    changes = [(first.encode(), json.dumps({"id": first, "op": "delete"}).encode(), None),
+               (b"k2", json.dumps({"id": articles[1]["id"], "text": "new text " * 30}).encode(),
+                None)]
+    produce(stack.kafka, stack.settings.input_topic, changes + bad)
+    done = collect_until(stack.kafka, stack.outputs, lambda o: bool(o.get("rejected")), quiet=1)
+    assert done["rejected"][0]["reason"] == "invalid_json"
+    assert done["unique_tombstones"] == [first]
     _no_secrets(worker.log())
     assert "sasl" in worker.log().lower()  # it did authenticate, at debug level, quietly
 

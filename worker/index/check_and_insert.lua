@@ -3,15 +3,19 @@
 -- KEYS[1]   docs HASH: id -> verdict record
 -- KEYS[2]   exact HASH: content hash -> id of the original
 -- KEYS[3]   ids HASH: sequence number (4 bytes) -> id, for bucket entries
--- KEYS[4]   sequence counter
+-- KEYS[4]   meta HASH: the layout, whose table spec locates an old entry to replace
+-- KEYS[5]   sequence counter
 -- ARGV[1]   article id
 -- ARGV[2]   content hash, 16 raw bytes
 -- ARGV[3]   fingerprint, 8 raw bytes big-endian, or "" when the text is too short
--- ARGV[4]   threshold k (bits)
+-- ARGV[4]   threshold k (bits): closer articles are duplicates
+-- ARGV[8]   related threshold r >= k: closer articles that are not duplicates are related
+--           (the tables are laid out for r)
 -- ARGV[5]   the most entries read from one bucket (the newest); bounds the script's time.
 --           0 reads nothing, so every new fingerprint is indexed (bulk loading)
 -- ARGV[6]   bucket key prefix: a bucket's key is prefix .. table number .. ':' .. key in hex
--- ARGV[7..] per table: its key for this fingerprint, its width in bits, its probe radius
+-- ARGV[7]   retention in seconds: older articles no longer match (0: kept for ever)
+-- ARGV[9..] per table: its key for this fingerprint, its width in bits, its probe radius
 --
 -- Buckets are strings of 16-byte entries, appended in the order articles are first seen:
 -- fingerprint (8) | sequence number (4) | first seen, unix seconds (4). Bucket keys are
@@ -19,21 +23,19 @@
 -- article. They share the namespace's hash tag with KEYS[1], so in a Redis Cluster they live
 -- in the same slot (which Redis checks).
 --
--- Reply: {kind, distance or -1, duplicate_of or "", its fingerprint or "", seen_at_ms, replayed,
---         candidates compared, buckets read only in part}
---    or {"conflict"} when the id was indexed before with other content.
+-- An id decided before with the same content gets its verdict again (replayed); with other
+-- content, the old article is removed first and the new text decided afresh (replaced).
 --
--- Record layout (bytes, 1-based): 1-16 content hash | 17-24 own fingerprint | 25 kind |
--- 26 flags (1: own fingerprint, 2: match fingerprint) | 27 distance | 28-35 match fingerprint |
--- 36-43 seen_at_ms (big-endian double) | 44-47 sequence number (0: in no bucket) |
--- 48- duplicate_of id
+-- Reply: {kind, distance or -1, duplicate_of or "", its fingerprint or "", seen_at_ms, replayed,
+--         candidates compared, buckets read only in part, replaced}
+-- The record layout is described in remove.lua.
 
 local id, content, fp, k = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
-local max_read, prefix = tonumber(ARGV[5]), ARGV[6]
-local KINDS = {[0] = 'unique', [1] = 'exact', [2] = 'near'}
-local CODES = {unique = 0, exact = 1, near = 2}
-local ZERO4, ZERO8 = string.rep('\0', 4), string.rep('\0', 8)
-local ENTRY = 16
+local max_read, prefix, retention = tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
+local r = tonumber(ARGV[8])
+local KINDS = {[0] = 'unique', [1] = 'exact', [2] = 'near', [3] = 'related'}
+local CODES = {unique = 0, exact = 1, near = 2, related = 3}
+local ZERO8 = string.rep('\0', 8)
 local MGET_CHUNK = 1000
 
 -- Bits set in each byte value. A byte-wise Hamming distance with this table costs a few
@@ -48,25 +50,28 @@ local BITS_SET = {[0] = 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 1, 2, 2,
   5, 5, 6, 5, 6, 6, 7, 3, 4, 4, 5, 4, 5, 5, 6, 4, 5, 5, 6, 5, 6, 6, 7, 4, 5, 5, 6, 5, 6, 6, 7, 5,
   6, 6, 7, 6, 7, 7, 8}
 
-local function reply_from(record, replayed, candidates, hot)
+local function reply_from(record, replayed, candidates, hot, replaced)
   local kind, flags, dist = string.byte(record, 25, 27)
   local dup_fp = ''
   if bit.band(flags, 2) ~= 0 then dup_fp = string.sub(record, 28, 35) end
   if kind == 0 then dist = -1 end
   local seen = struct.unpack('>d', string.sub(record, 36, 43))
-  return {KINDS[kind], dist, string.sub(record, 48), dup_fp, seen, replayed, candidates, hot}
+  return {KINDS[kind], dist, string.sub(record, 48), dup_fp, seen, replayed, candidates, hot,
+          replaced}
 end
 
--- Redelivery of an id already decided: the same verdict again.
+-- Redelivery of an id already decided: the same verdict again. New text: replace.
 local record = redis.call('HGET', KEYS[1], id)
+local replaced = 0
 if record then
-  if string.sub(record, 1, 16) ~= content then return {'conflict'} end
-  return reply_from(record, 1, 0, 0)
+  if string.sub(record, 1, 16) == content then return reply_from(record, 1, 0, 0, 0) end
+  remove_article(KEYS[1], KEYS[2], KEYS[3], KEYS[4], prefix, id, record)
+  replaced = 1
 end
 
 -- The tables: own key, width, radius; and the key of a bucket.
 local tables = {}
-for i = 7, #ARGV, 3 do
+for i = 9, #ARGV, 3 do
   local width = tonumber(ARGV[i + 1])
   tables[#tables + 1] = {key = bit.tobit(tonumber(ARGV[i])), width = width,
                          radius = tonumber(ARGV[i + 2]), hex = math.ceil(width / 4),
@@ -89,10 +94,19 @@ end
 
 local now = redis.call('TIME')
 local seen_at = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+-- Articles first seen before this second have expired: they no longer match.
+local cutoff = retention > 0 and tonumber(now[1]) - retention or nil
 local kind, dist, dup_id, dup_fp = 'unique', 0, '', nil
 local candidates, hot = 0, 0
 
 local exact_id = redis.call('HGET', KEYS[2], content)
+if exact_id and cutoff then
+  local original = redis.call('HGET', KEYS[1], exact_id)
+  if original and seen_ms_of(original) < cutoff * 1000 then
+    remove_article(KEYS[1], KEYS[2], KEYS[3], KEYS[4], prefix, exact_id, original, cutoff)
+    exact_id = nil
+  end
+end
 if exact_id then
   kind, dup_id = 'exact', exact_id
   local original = redis.call('HGET', KEYS[1], exact_id)
@@ -108,7 +122,8 @@ elseif fp ~= '' and max_read > 0 then
   local best_d, best_seq, best_blob, best_at
   for first = 1, #keys, MGET_CHUNK do
     local blobs = redis.call('MGET', unpack(keys, first, math.min(first + MGET_CHUNK - 1, #keys)))
-    for _, blob in ipairs(blobs) do
+    for j, blob in ipairs(blobs) do
+      if blob and cutoff then blob = cut_expired(keys[first + j - 1], blob, cutoff) end
       if blob then
         local n = #blob / ENTRY
         local start = 0
@@ -119,12 +134,13 @@ elseif fp ~= '' and max_read > 0 then
           local a, b, c, e = byte(blob, at, at + 3)
           local d = BITS_SET[bxor(a, f1)] + BITS_SET[bxor(b, f2)] + BITS_SET[bxor(c, f3)]
             + BITS_SET[bxor(e, f4)]
-          if d <= k then
+          if d <= r then
             a, b, c, e = byte(blob, at + 4, at + 7)
             d = d + BITS_SET[bxor(a, f5)] + BITS_SET[bxor(b, f6)] + BITS_SET[bxor(c, f7)]
               + BITS_SET[bxor(e, f8)]
-            if d <= k then
-              local seq = struct.unpack('>I4', blob, at + 8)
+            local seq, seen_s = struct.unpack('>I4I4', blob, at + 8)
+            -- (expired entries were cut above; one can remain behind a clock step back)
+            if d <= r and not (cutoff and seen_s < cutoff) then
               if best_d == nil or d < best_d or (d == best_d and seq < best_seq) then
                 best_d, best_seq, best_blob, best_at = d, seq, blob, at
               end
@@ -135,18 +151,19 @@ elseif fp ~= '' and max_read > 0 then
     end
   end
   if best_d then
-    kind, dist = 'near', best_d
+    kind, dist = best_d <= k and 'near' or 'related', best_d
     dup_fp = string.sub(best_blob, best_at, best_at + 7)
     dup_id = redis.call('HGET', KEYS[3], string.sub(best_blob, best_at + 8, best_at + 11))
   end
 end
 
--- Only originals are indexed, so a duplicate always points at an article that was unique.
+-- Only originals (related ones too) are indexed, so a duplicate always points at an article
+-- that was unique.
 local seq = ZERO4
-if kind == 'unique' then
+if kind == 'unique' or kind == 'related' then
   redis.call('HSET', KEYS[2], content, id)
   if fp ~= '' then
-    seq = struct.pack('>I4', redis.call('INCR', KEYS[4]))
+    seq = struct.pack('>I4', redis.call('INCR', KEYS[5]))
     local entry = fp .. seq .. struct.pack('>I4', tonumber(now[1]))
     for _, t in ipairs(tables) do redis.call('APPEND', bucket(t, t.key), entry) end
     redis.call('HSET', KEYS[3], seq, id)
@@ -159,4 +176,4 @@ if dup_fp then flags = flags + 2 end
 record = content .. (fp ~= '' and fp or ZERO8) .. string.char(CODES[kind], flags, dist)
   .. (dup_fp or ZERO8) .. struct.pack('>d', seen_at) .. seq .. dup_id
 redis.call('HSET', KEYS[1], id, record)
-return reply_from(record, 0, candidates, hot)
+return reply_from(record, 0, candidates, hot, replaced)

@@ -11,6 +11,7 @@ DOCS = "docs"  # HASH: article id -> record of its verdict (makes redelivery ide
 EXACT = "exact"  # HASH: 16-byte content hash -> id of the original
 META = "meta"  # HASH: the layout this index was built with
 IDS = "ids"  # HASH: 4-byte sequence number -> id (bucket entries hold the number, not the id)
+SWEEP = "sweep"  # the expiry sweep's cursor into DOCS
 SEQ = "seq"  # counter: sequence numbers, in the order originals are first seen
 TABLE = "t"  # string per table key: 16-byte entries, see check_and_insert.lua
 
@@ -33,6 +34,10 @@ def meta_key(namespace: str) -> str:
 
 def ids_key(namespace: str) -> str:
     return namespace_prefix(namespace) + IDS
+
+
+def sweep_key(namespace: str) -> str:
+    return namespace_prefix(namespace) + SWEEP
 
 
 def seq_key(namespace: str) -> str:

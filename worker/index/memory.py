@@ -8,48 +8,84 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from worker.index.base import DEFAULT_MAX_BUCKET_READ, Outcome
+from worker.index.base import DEFAULT_MAX_BUCKET_READ, Outcome, check_thresholds
 from worker.layouts import Layout, neighbours, pigeonhole
-from worker.verdict import Entry, IdConflict, Kind, Probe, Verdict, closest
+from worker.verdict import Entry, Kind, Probe, Verdict, closest
 
 
 class MemoryIndex:
     def __init__(self, layout: Layout | None = None, clock_ms: Callable[[], int] | None = None,
-                 max_bucket_read: int = DEFAULT_MAX_BUCKET_READ) -> None:
+                 max_bucket_read: int = DEFAULT_MAX_BUCKET_READ, retention_s: int = 0,
+                 threshold: int | None = None) -> None:
         self.layout = layout or pigeonhole(3)
-        self.threshold = self.layout.threshold
+        self.threshold = check_thresholds(self.layout, threshold)
         self.max_bucket_read = max_bucket_read
+        self.retention_s = retention_s
         self._clock_ms = clock_ms or (lambda: int(time.time() * 1000))
         self._buckets: defaultdict[tuple[int, int], list[Entry]] = defaultdict(list)
         self._exact: dict[bytes, str] = {}
-        self._records: dict[str, tuple[bytes, Verdict]] = {}
+        # id -> (content hash, verdict, its bucket entry if indexed)
+        self._records: dict[str, tuple[bytes, Verdict, Entry | None]] = {}
         self._seq = 0
 
     async def check_and_insert(self, probes: Sequence[Probe]) -> list[Outcome]:
         return [self.check_and_insert_one(p) for p in probes]
 
+    async def forget(self, ids: Sequence[str]) -> list[bool]:
+        return [self._remove(i) for i in ids]
+
+    async def expire(self, limit: int = 1000) -> int:
+        cutoff = self._cutoff_s(self._clock_ms())
+        if cutoff is None:
+            return 0
+        old = [i for i, (_, v, _) in self._records.items() if v.seen_at_ms < cutoff * 1000]
+        for article_id in old[:limit]:
+            self._remove(article_id)
+        return len(old[:limit])
+
+    def _cutoff_s(self, now_ms: int) -> int | None:
+        """Articles first seen before this second have expired (as in the Lua script)."""
+        return now_ms // 1000 - self.retention_s if self.retention_s else None
+
     def check_and_insert_one(self, probe: Probe) -> Outcome:
         known = self._records.get(probe.id)
-        if known is not None:
-            content_hash, verdict = known
-            if content_hash != probe.content_hash:
-                return IdConflict(probe.id)
-            return replace(verdict, replayed=True, candidates=0, hot_buckets=0)
-
+        if known is not None and known[0] == probe.content_hash:
+            return replace(known[1], replayed=True, candidates=0, hot_buckets=0, replaced=False)
+        replaced = self._remove(probe.id)
         now = self._clock_ms()
-        verdict = self._decide(probe, now)
-        if verdict.kind is Kind.UNIQUE:
+        verdict = replace(self._decide(probe, now), replaced=replaced)
+        entry = None
+        if verdict.kind in (Kind.UNIQUE, Kind.RELATED):
             self._exact[probe.content_hash] = probe.id
             if probe.fingerprint is not None:
                 self._seq += 1
-                entry = Entry(probe.id, probe.fingerprint, self._seq)
+                entry = Entry(probe.id, probe.fingerprint, self._seq, now)
                 for table, key in enumerate(self.layout.keys(probe.fingerprint)):
                     self._buckets[table, key].append(entry)
-        self._records[probe.id] = (probe.content_hash, verdict)
+        self._records[probe.id] = (probe.content_hash, verdict, entry)
         return verdict
 
+    def _remove(self, article_id: str) -> bool:
+        known = self._records.pop(article_id, None)
+        if known is None:
+            return False
+        content_hash, _, entry = known
+        if entry is not None:
+            for table, key in enumerate(self.layout.keys(entry.fingerprint)):
+                bucket = self._buckets.get((table, key), [])
+                if entry in bucket:  # (expired entries may have been cut already)
+                    bucket.remove(entry)
+        if self._exact.get(content_hash) == article_id:
+            del self._exact[content_hash]
+        return True
+
     def _decide(self, probe: Probe, now: int) -> Verdict:
+        cutoff = self._cutoff_s(now)
         exact_id = self._exact.get(probe.content_hash)
+        if exact_id is not None and cutoff is not None and (
+                self._records[exact_id][1].seen_at_ms < cutoff * 1000):
+            self._remove(exact_id)
+            exact_id = None
         if exact_id is not None:
             original = self._records[exact_id][1]
             return Verdict(probe.id, Kind.EXACT, probe.fingerprint, exact_id, 0,
@@ -61,12 +97,15 @@ class MemoryIndex:
             for number, (table, key) in enumerate(zip(self.layout.tables, keys, strict=True)):
                 for value in neighbours(key, table.width, table.radius):
                     bucket = self._buckets.get((number, value), [])
+                    if cutoff is not None:
+                        bucket[:] = [e for e in bucket if e.seen_ms // 1000 >= cutoff]
                     read += bucket[-self.max_bucket_read:]  # the newest, as Redis reads them
                     hot += len(bucket) > self.max_bucket_read
-            match = closest(probe.fingerprint, read, self.threshold, probe.id)
+            match = closest(probe.fingerprint, read, self.layout.threshold, probe.id)
             if match is not None:
                 entry, distance = match
-                return Verdict(probe.id, Kind.NEAR, probe.fingerprint, entry.id, distance,
+                kind = Kind.NEAR if distance <= self.threshold else Kind.RELATED
+                return Verdict(probe.id, kind, probe.fingerprint, entry.id, distance,
                                entry.fingerprint, now, candidates=len(read), hot_buckets=hot)
         return Verdict(probe.id, Kind.UNIQUE, probe.fingerprint, seen_at_ms=now,
                        candidates=len(read), hot_buckets=hot)
