@@ -30,7 +30,9 @@ UNBOUNDED = 10**9  # read whole buckets: exact layouts must then find every plan
 
 
 def random_probes(rng: random.Random, count: int, prefix: str) -> list[Probe]:
-    return [Probe(f"{prefix}{i}", rng.randbytes(16), rng.getrandbits(64)) for i in range(count)]
+    """Random articles, each with a verification fingerprint (used with --verify)."""
+    return [Probe(f"{prefix}{i}", rng.randbytes(16), rng.getrandbits(64), rng.getrandbits(64))
+            for i in range(count)]
 
 
 def moved(rng: random.Random, fp: int, distance: int) -> int:
@@ -49,17 +51,20 @@ def planted(rng: random.Random, threshold: int) -> Planted:
     originals, copies = [], []
     for d in range(threshold + 1):
         for n in range(PLANTED_PER_DISTANCE):
-            original = Probe(f"orig-{d}-{n}", rng.randbytes(16), rng.getrandbits(64))
+            verify = rng.getrandbits(64)
+            original = Probe(f"orig-{d}-{n}", rng.randbytes(16), rng.getrandbits(64), verify)
             assert original.fingerprint is not None
             originals.append(original)
-            copy = Probe(f"copy-{d}-{n}", rng.randbytes(16), moved(rng, original.fingerprint, d))
+            copy = Probe(f"copy-{d}-{n}", rng.randbytes(16), moved(rng, original.fingerprint, d),
+                         moved(rng, verify, 2))
             copies.append((copy, original.id, d))
     return Planted(originals, copies)
 
 
 async def load(index: RedisIndex, rng: random.Random, docs: int, extra: list[Probe]) -> float:
     """Index `docs` random articles and `extra` without checking them (max_bucket_read 0)."""
-    loader = RedisIndex(index.client, index.namespace, index.layout, max_bucket_read=0)
+    loader = RedisIndex(index.client, index.namespace, index.layout, max_bucket_read=0,
+                        verify_threshold=index.verify_threshold)
     start = time.perf_counter()
     for first in range(0, docs, LOAD_BATCH):
         await loader.check_and_insert(random_probes(rng, min(LOAD_BATCH, docs - first),
@@ -160,9 +165,10 @@ def layouts_to_run(names: list[str], threshold: int, docs: int) -> list[tuple[st
 async def run(args: argparse.Namespace) -> None:
     client = aioredis.Redis.from_url(args.redis_url)
     print(f"threshold {args.threshold}, {args.docs:,} articles indexed, whole buckets read "
-          f"(max_bucket_read {UNBOUNDED:,})")
+          f"(max_bucket_read {UNBOUNDED:,}), verification threshold {args.verify}")
     for label, layout in layouts_to_run(args.layouts.split(","), args.threshold, args.docs):
-        index = RedisIndex(client, "bench", layout, max_bucket_read=UNBOUNDED)
+        index = RedisIndex(client, "bench", layout, max_bucket_read=UNBOUNDED,
+                           verify_threshold=args.verify)
         await measure(index, label, args.docs, args.measure, args.depth, args.budget, args.seed)
     await wipe(client)
     await client.aclose()
@@ -177,6 +183,9 @@ def main() -> None:
                         help="comma-separated: auto, pigeonhole, multi-index:M, blocks:B, "
                              "sampled:LxR")
     parser.add_argument("--depth", type=int, default=64, help="pipeline depth")
+    parser.add_argument("--verify", type=int, default=-1,
+                        help="verification threshold (-1: none); planted copies are 2 bits "
+                             "apart in the verification fingerprint")
     parser.add_argument("--budget", type=float, default=30.0,
                         help="seconds per timed mode before stopping early")
     parser.add_argument("--seed", type=int, default=1)

@@ -6,6 +6,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from tests.schemas import validate
+from tests.test_fingerprint import PROMOTION
 from tests.texts import PRODUCT_PAGE, RECIPE
 from worker.cli import describe, main
 from worker.index import RedisIndex
@@ -35,7 +36,7 @@ def test_scan_prints_one_verdict_per_line(tmp_path: Path) -> None:
                                            "duplicate", "rejected", "unique"]
     assert out[2] == {"line": 3, "verdict": "rejected", "reason": "invalid_json",
                       "detail": out[2]["detail"]}
-    assert out[3]["duplicate_of"] == "page" and 0 < out[3]["distance"] <= 3
+    assert out[3]["duplicate_of"] == "page" and 0 <= out[3]["distance"] <= 3
     assert out[4]["duplicate_of"] == "recipe" and out[4]["distance"] == 0
     assert out[6]["fingerprint"] is None
     assert all(len(o["fingerprint"]) == 16 for o in out[:2])
@@ -43,12 +44,12 @@ def test_scan_prints_one_verdict_per_line(tmp_path: Path) -> None:
 
 def test_scan_threshold_option(tmp_path: Path) -> None:
     path = tmp_path / "a.jsonl"
+    promoted = PRODUCT_PAGE.replace("complete your kit,", PROMOTION)
     path.write_text(json.dumps({"id": "page", "text": PRODUCT_PAGE}) + "\n"
-                    + json.dumps({"id": "copy", "text": PRODUCT_PAGE.replace("Portland",
-                                                                             "Denver")}) + "\n")
+                    + json.dumps({"id": "copy", "text": promoted}) + "\n")
     default = CliRunner().invoke(main, ["scan", str(path)]).output.splitlines()
-    assert json.loads(default[1])["distance"] == 1  # Portland -> Denver moves one bit
-    strict = CliRunner().invoke(main, ["scan", "--threshold", "0", str(path)]).output
+    assert json.loads(default[1])["distance"] == 3  # the promotion moves three bits
+    strict = CliRunner().invoke(main, ["scan", "--threshold", "2", str(path)]).output
     assert [json.loads(line)["verdict"] for line in strict.splitlines()] == ["unique", "unique"]
 
 
@@ -96,7 +97,8 @@ def test_forget_removes_ids_from_the_shared_index(redis_url: str) -> None:
     settings = Settings(redis_url=redis_url, namespace=namespace)
 
     async def check(article_id: str) -> Verdict:
-        index = RedisIndex.from_url(redis_url, namespace, settings.index_layout())
+        index = RedisIndex.from_url(redis_url, namespace, settings.index_layout(),
+                                    **settings.index_options())
         [v] = await index.check_and_insert([Probe(article_id, b"c" * 16, 0x1234)])
         await index.close()
         return v
@@ -136,7 +138,7 @@ def test_backfill_indexes_history_for_the_stream(redis_url: str, tmp_path: Path)
 
 def test_status_reports_the_index(redis_url: str, tmp_path: Path) -> None:
     env = {ENV["redis_url"]: redis_url, ENV["namespace"]: f"cli-{uuid.uuid4().hex[:8]}",
-           ENV["layout"]: "multi-index:2"}
+           ENV["layout"]: "multi-index:2", ENV["threshold"]: "3"}
     empty = CliRunner().invoke(main, ["status"], env=env)
     assert empty.exit_code == 0, empty.output
     assert "none yet" in empty.output and "0 with a verdict" in empty.output

@@ -4,9 +4,13 @@ import pytest
 
 from tests.texts import PRODUCT_PAGE, RECIPE
 from worker.fingerprint import Fingerprinter
+from worker.idf import IdfTable
 from worker.simhash import hamming
 
-fingerprint = Fingerprinter()
+# The classic experiment is about the one-SimHash-of-shingles fingerprint ("shingles" mode);
+# the default "words" mode has its own tests below.
+fingerprint = Fingerprinter(features="shingles")
+words = Fingerprinter()
 
 
 def _fp(text: str) -> int:
@@ -65,11 +69,36 @@ def test_minimum_length_is_configurable() -> None:
 def test_options_are_validated_at_construction() -> None:
     with pytest.raises(ValueError, match="chinese"):
         Fingerprinter(chinese="characters")
+    with pytest.raises(ValueError, match="features must be one of"):
+        Fingerprinter(features="letters")
 
 
-def test_weights_change_the_fingerprint() -> None:
-    plain = _fp(PRODUCT_PAGE)
-    weighted = Fingerprinter(weights={"the trailhead 40": 50.0})(PRODUCT_PAGE).simhash
+def test_words_mode_has_a_search_and_a_verification_fingerprint() -> None:
+    page = words(PRODUCT_PAGE)
+    assert page.simhash is not None and page.verify is not None
+    assert fingerprint(PRODUCT_PAGE).verify is None  # shingles mode: one fingerprint
+    assert page.verify == fingerprint(PRODUCT_PAGE).simhash  # the same 3-word shingles
+    changed = words(PRODUCT_PAGE.replace("Portland", "Denver"))
+    assert changed.simhash is not None and changed.verify is not None
+    assert hamming(page.simhash, changed.simhash) <= 2
+    assert hamming(page.verify, changed.verify) <= 3
+
+
+def test_words_mode_shuffled_words_are_caught_by_the_verification() -> None:
+    """A bag of words does not see order: the search fingerprint of shuffled words is the
+    same; the shingle fingerprint, which verifies every candidate, is far."""
+    shuffled = PRODUCT_PAGE.split()
+    random.Random(1).shuffle(shuffled)
+    page, mixed = words(PRODUCT_PAGE), words(" ".join(shuffled))
+    assert page.simhash == mixed.simhash
+    assert page.verify is not None and mixed.verify is not None
+    assert hamming(page.verify, mixed.verify) > 16
+
+
+def test_idf_weights_change_the_search_fingerprint() -> None:
+    plain = words(PRODUCT_PAGE).simhash
+    table = IdfTable({"the": 0.01, "and": 0.01}, docs=10, cap=5.0)
+    weighted = Fingerprinter(idf=table)(PRODUCT_PAGE).simhash
     assert weighted is not None and weighted != plain
 
 

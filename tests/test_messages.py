@@ -6,6 +6,7 @@ import json
 import pytest
 
 from tests.schemas import validate
+from tests.test_fingerprint import PROMOTION
 from tests.texts import PRODUCT_PAGE
 from worker.articles import Reason, Rejection
 from worker.decide import Decider, Decision
@@ -31,7 +32,8 @@ async def _decisions(*raws: bytes, index: MemoryIndex | None = None) -> list[Dec
 async def test_unique_and_duplicate_messages_fit_their_schemas() -> None:
     raws = [json.dumps({"id": "a", "text": PRODUCT_PAGE, "title": "Bag"}).encode(),
             json.dumps({"id": "b", "text": PRODUCT_PAGE.upper()}).encode(),
-            json.dumps({"id": "c", "text": PRODUCT_PAGE.replace("Portland", "Denver")}).encode(),
+            json.dumps({"id": "c", "text": PRODUCT_PAGE.replace("complete your kit,",
+                                                                PROMOTION)}).encode(),
             json.dumps({"id": "d", "text": "too short"}).encode()]
     outs = [out for d, r in zip(await _decisions(*raws), raws, strict=True)
             for out in output_messages(d, r, None, SOURCE, 10_000, threshold=3)]
@@ -89,7 +91,7 @@ async def test_a_deletion_is_a_tombstone_and_a_scan_line() -> None:
 
 async def test_a_related_article_is_unique_and_gets_a_related_alert() -> None:
     index = MemoryIndex(multi_index(12, 4), threshold=0)  # related: 1..12 bits
-    edited = PRODUCT_PAGE.replace("Portland", "Denver")
+    edited = PRODUCT_PAGE.replace("complete your kit,", PROMOTION)  # 3 bits away
     decisions = await _decisions(json.dumps({"id": "a", "text": PRODUCT_PAGE}).encode(),
                                  json.dumps({"id": "b", "text": edited}).encode(), index=index)
     outs = output_messages(decisions[1], None, b"b", SOURCE, 10_000, threshold=0,

@@ -6,7 +6,8 @@ from worker.settings import ENV, Settings
 
 def test_defaults() -> None:
     s = Settings.from_env({})
-    assert s.threshold == 3 and s.shingle_size == 3 and s.input_topic == "articles"
+    assert s.threshold == 8 and s.shingle_size == 3 and s.features == "words"
+    assert s.input_topic == "articles"
 
 
 def test_every_setting_has_one_environment_variable() -> None:
@@ -24,7 +25,8 @@ def test_environment_then_overrides() -> None:
 
 
 def test_the_layout_is_named_or_planned() -> None:
-    assert Settings(layout="multi-index:2").index_layout().spec() == "63-32/1 31-0/1"
+    assert Settings(threshold=3, layout="multi-index:2").index_layout().spec() == (
+        "63-32/1 31-0/1")
     planned = Settings(threshold=7, expected_docs=5_000_000).index_layout()
     assert planned.family == "multi-index" and planned.threshold == 7
 
@@ -56,7 +58,7 @@ def test_settings_are_frozen() -> None:
     ({"DEDUP_LAYOUT": "lsh"}, "is not one of: auto, pigeonhole"),
     ({"DEDUP_LAYOUT": "blocks:4", "DEDUP_THRESHOLD": "3"}, "blocks needs more than k\\+1"),
     ({"DEDUP_RECALL": "1.5"}, "recall must be in"),
-    ({"DEDUP_RELATED_THRESHOLD": "3"}, "related_threshold must be 0 \\(off\\) or 4..15"),
+    ({"DEDUP_RELATED_THRESHOLD": "3"}, "related_threshold must be 0 \\(off\\) or 9..15"),
     ({"DEDUP_RETENTION_DAYS": "-1"}, "retention_days must be >= 0"),
     ({"DEDUP_REDIS_CLUSTER": "maybe"}, "DEDUP_REDIS_CLUSTER='maybe' is not true or false"),
     ({"DEDUP_EXPECTED_DOCS": "0"}, "expected_docs must be >= 1"),

@@ -83,9 +83,9 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> faust.App:
 
 def _index(settings: Settings, metrics: Metrics) -> TimedIndex:
     return TimedIndex(RedisIndex.from_url(settings.redis_url, settings.namespace,
-                                          settings.index_layout(), settings.max_bucket_read,
-                                          settings.retention_s, settings.threshold,
-                                          settings.redis_cluster), metrics)
+                                          settings.index_layout(),
+                                          cluster=settings.redis_cluster,
+                                          **settings.index_options()), metrics)
 
 
 def base_app(settings: Settings) -> faust.App:

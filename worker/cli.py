@@ -19,6 +19,7 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 import click
 
 from worker.errors import DedupError, IndexUnavailable, KafkaUnavailable
+from worker.idf import DEFAULT_CAP
 from worker.settings import Settings
 
 if TYPE_CHECKING:  # the index modules import redis: loaded only by the commands that use them
@@ -176,8 +177,7 @@ def scan(file: IO[bytes], threshold: int | None) -> None:
     from worker.index import MemoryIndex
 
     settings = _settings(threshold=threshold)
-    index = MemoryIndex(settings.index_layout(), max_bucket_read=settings.max_bucket_read,
-                        retention_s=settings.retention_s, threshold=settings.threshold)
+    index = MemoryIndex(settings.index_layout(), **settings.index_options())
     with asyncio.Runner() as runner:
         _decide_file(runner, settings, index, file, verdicts=True)
 
@@ -243,6 +243,41 @@ def forget(ids: tuple[str, ...]) -> None:
         click.echo(f"{'forgot' if was else 'not indexed'}: {article_id}")
 
 
+@main.group()
+def idf() -> None:
+    """IDF tables, which weight the words of the default fingerprint (DEDUP_IDF_FILE)."""
+
+
+@idf.command("build")
+@click.argument("file", type=click.File("rb"))
+@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--cap", type=float, default=DEFAULT_CAP, show_default=True,
+              help="Largest IDF; rarer units all weigh this much.")
+def idf_build(file: IO[bytes], out: Path, cap: float) -> None:
+    """Build an IDF table from FILE (one JSON article per line, as published)."""
+    from worker.articles import Article, decode_article
+    from worker.idf import IdfTable
+    from worker.normalize import normalize
+    from worker.tokens import units
+
+    settings = _settings()
+    skipped = 0
+
+    def documents() -> Iterator[list[str]]:
+        nonlocal skipped
+        for line in file:
+            article = decode_article(line.rstrip(b"\r\n"), settings.max_message_bytes)
+            if isinstance(article, Article):
+                yield units(normalize(article.text), settings.chinese_tokens)
+            else:
+                skipped += 1
+
+    table = IdfTable.build(documents(), cap)
+    table.save(out)
+    click.echo(f"wrote {out}: {table.docs} articles, {len(table.weights)} units below the cap "
+               f"{cap:g} ({skipped} lines skipped: not articles)", err=True)
+
+
 @main.command()
 def status() -> None:
     """What the shared index holds: articles, layout, bucket sizes, memory, retention."""
@@ -283,8 +318,7 @@ def _redis_index(settings: Settings) -> RedisIndex:
     from worker.index import RedisIndex
 
     return RedisIndex.from_url(settings.redis_url, settings.namespace, settings.index_layout(),
-                               settings.max_bucket_read, settings.retention_s, settings.threshold,
-                               settings.redis_cluster)
+                               cluster=settings.redis_cluster, **settings.index_options())
 
 
 @main.command()
@@ -324,7 +358,7 @@ def plan(threshold: int, docs: int, recall: float, cosine: float | None) -> None
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               default=Path("docs/quality"), show_default=True,
               help="Folder for results.md and the pictures.")
-@click.option("--threshold", type=int, default=3, show_default=True,
+@click.option("--threshold", type=int, default=Settings().threshold, show_default=True,
               help="Threshold of this project's detector.")
 @click.option("--originals", type=int, default=300, show_default=True,
               help="Originals per edited set (as many distractors).")

@@ -10,9 +10,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from worker.articles import Article, Deletion, Rejection, decode_article
 from worker.fingerprint import Fingerprint, Fingerprinter
+from worker.idf import IdfTable
 from worker.index.base import Index
 from worker.settings import Settings
 from worker.verdict import Probe, Verdict
@@ -44,8 +46,9 @@ class Decider:
 
     @classmethod
     def from_settings(cls, settings: Settings, index: Index) -> Decider:
+        idf = IdfTable.load(Path(settings.idf_file)) if settings.idf_file else None
         fingerprinter = Fingerprinter(settings.shingle_size, settings.chinese_tokens,
-                                      settings.min_words)
+                                      settings.min_words, settings.features, idf)
         return cls(fingerprinter, index, settings.max_message_bytes)
 
     async def decide(self, values: Sequence[bytes | None]) -> list[Decision]:
@@ -74,6 +77,6 @@ class Decider:
             return
         articles = [(i, a, self.fingerprinter(a.text)) for i, a in items]
         verdicts = await self.index.check_and_insert(
-            [Probe(a.id, fp.content_hash, fp.simhash) for _, a, fp in articles])
+            [Probe(a.id, fp.content_hash, fp.simhash, fp.verify) for _, a, fp in articles])
         for (i, article, fp), verdict in zip(articles, verdicts, strict=True):
             decisions[i] = Accepted(article, fp, verdict)

@@ -1,16 +1,25 @@
 """From a text to what the index needs: an exact-content hash and, for long enough texts,
-a SimHash fingerprint."""
+SimHash fingerprints.
+
+Two feature modes:
+- "words" (the default): the search fingerprint is a SimHash of the text's units (words;
+  Han characters) weighted by IDF, so one changed word moves it little; a second SimHash, of
+  shingles of `shingle_size` units, verifies each candidate the search finds, and keeps
+  unrelated texts that share their vocabulary apart. docs/quality.md has the measurements.
+- "shingles": one SimHash of word shingles (Han bigrams or jieba words), no verification.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 import xxhash
 
+from worker.idf import IdfTable, default_table
 from worker.normalize import normalize
+from worker.settings import CHINESE_MODES, FEATURE_MODES
 from worker.simhash import simhash
-from worker.tokens import tokenize
+from worker.tokens import shingles, tokenize, units, word_count
 
 
 @dataclass(frozen=True)
@@ -18,25 +27,26 @@ class Fingerprint:
     content_hash: bytes  # xxh3_128 of the normalised text, 16 bytes
     simhash: int | None  # None when the text is too short for a stable fingerprint
     words: float  # length in words (a Han character counts as half a word)
+    verify: int | None = None  # the second fingerprint ("words" mode), None with simhash
 
 
 class Fingerprinter:
     """Turns texts into Fingerprints with one fixed feature configuration."""
 
-    def __init__(
-        self,
-        shingle_size: int = 3,
-        chinese: str = "bigrams",
-        min_words: float = 20,
-        weights: Mapping[str, float] | None = None,
-    ) -> None:
-        """`weights` maps a feature to its weight (e.g. IDF); features not in it weigh 1."""
+    def __init__(self, shingle_size: int = 3, chinese: str = "bigrams", min_words: float = 20,
+                 features: str = "words", idf: IdfTable | None = None) -> None:
+        """`idf` weighs units in "words" mode (default: the table shipped with the package)."""
         if min_words < 0:
             raise ValueError(f"min_words must be >= 0, got {min_words}")
+        if chinese not in CHINESE_MODES:
+            raise ValueError(f"chinese must be one of {CHINESE_MODES}, got {chinese!r}")
+        if features not in FEATURE_MODES:
+            raise ValueError(f"features must be one of {FEATURE_MODES}, got {features!r}")
         self.shingle_size = shingle_size
         self.chinese = chinese
         self.min_words = min_words
-        self.weights = weights
+        self.features = features
+        self.idf = idf if idf is not None or features != "words" else default_table()
         # Validates the options, and loads the tables (normalisation, jieba's dictionary) now
         # rather than on the first article, whose latency would pay for them.
         self("warm-up 预热")
@@ -44,10 +54,16 @@ class Fingerprinter:
     def __call__(self, text: str) -> Fingerprint:
         normalized = normalize(text)
         content_hash = xxhash.xxh3_128_digest(normalized.encode("utf-8"))
-        features = tokenize(normalized, self.shingle_size, self.chinese)
-        if features.words < self.min_words or not features.items:
-            return Fingerprint(content_hash, None, features.words)
-        weights = None
-        if self.weights is not None:
-            weights = [self.weights.get(f, 1.0) for f in features.items]
-        return Fingerprint(content_hash, simhash(features.items, weights), features.words)
+        if self.features == "shingles":
+            features = tokenize(normalized, self.shingle_size, self.chinese)
+            if features.words < self.min_words or not features.items:
+                return Fingerprint(content_hash, None, features.words)
+            return Fingerprint(content_hash, simhash(features.items), features.words)
+        found = units(normalized, self.chinese)
+        words = word_count(found)
+        if words < self.min_words or not found:
+            return Fingerprint(content_hash, None, words)
+        assert self.idf is not None
+        weight = self.idf.weight
+        return Fingerprint(content_hash, simhash(found, [weight(u) for u in found]), words,
+                           simhash(shingles(found, self.shingle_size)))

@@ -9,7 +9,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
 from worker.errors import ConfigError
@@ -41,6 +41,9 @@ ENV: dict[str, str] = {
     "expected_docs": "DEDUP_EXPECTED_DOCS",
     "recall": "DEDUP_RECALL",
     "retention_days": "DEDUP_RETENTION_DAYS",
+    "features": "DEDUP_FEATURES",
+    "verify_threshold": "DEDUP_VERIFY_THRESHOLD",
+    "idf_file": "DEDUP_IDF_FILE",
     "shingle_size": "DEDUP_SHINGLE_SIZE",
     "chinese_tokens": "DEDUP_CHINESE_TOKENS",
     "min_words": "DEDUP_MIN_WORDS",
@@ -55,8 +58,18 @@ ENV: dict[str, str] = {
 
 _NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 CHINESE_MODES = ("bigrams", "jieba")
+FEATURE_MODES = ("words", "shingles")
 KAFKA_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+
+
+class IndexOptions(TypedDict):
+    """Keyword arguments shared by RedisIndex and MemoryIndex."""
+
+    threshold: int
+    verify_threshold: int
+    max_bucket_read: int
+    retention_s: int
 
 
 @dataclass(frozen=True)
@@ -80,12 +93,15 @@ class Settings:
     rejected_topic: str = "articles.rejected"
     input_partitions: int = 4
     replication_factor: int = 1
-    threshold: int = 3
+    threshold: int = 8
     related_threshold: int = 0  # > threshold: also alert on related articles; 0: off
     layout: str = "auto"  # or pigeonhole, multi-index:M, blocks:B, sampled:LxR
     expected_docs: int = 1_000_000  # the index size the automatic layout is planned for
     recall: float = 1.0  # below 1, the planner may choose a sampled (inexact) layout
     retention_days: float = 0.0  # older articles stop matching and are removed; 0: kept
+    features: str = "words"  # or "shingles" (see worker/fingerprint.py)
+    verify_threshold: int = 14  # "words" mode: the shingle fingerprint must be this close too
+    idf_file: str = ""  # "words" mode: an IDF table (dedup-worker idf build); "": the packaged
     shingle_size: int = 3
     chinese_tokens: str = "bigrams"
     min_words: float = 20.0
@@ -100,7 +116,7 @@ class Settings:
     def __post_init__(self) -> None:
         _check(0 <= self.threshold <= MAX_THRESHOLD,
                f"threshold must be 0..{MAX_THRESHOLD} bits, got {self.threshold}; "
-               "3 catches near-verbatim copies")
+               "8 suits edited news (docs/quality.md)")
         _check(self.related_threshold == 0
                or self.threshold < self.related_threshold <= MAX_THRESHOLD,
                f"related_threshold must be 0 (off) or {self.threshold + 1}..{MAX_THRESHOLD} "
@@ -116,6 +132,10 @@ class Settings:
                 parse(self.layout, max(self.threshold, self.related_threshold))
             except ValueError as exc:
                 raise ConfigError(f"{exc}; or use auto (the planner's choice)") from None
+        _check(self.features in FEATURE_MODES,
+               f"features must be one of {FEATURE_MODES}, got {self.features!r}")
+        _check(0 <= self.verify_threshold <= 64,
+               f"verify_threshold must be 0..64 bits, got {self.verify_threshold}")
         _check(1 <= self.shingle_size <= 10,
                f"shingle_size must be 1..10 words, got {self.shingle_size}")
         _check(self.chinese_tokens in CHINESE_MODES,
@@ -168,6 +188,12 @@ class Settings:
 
     def with_changes(self, **changes: Any) -> Settings:
         return replace(self, **changes)
+
+    def index_options(self) -> IndexOptions:
+        """Keyword arguments of both index classes, from these settings."""
+        return {"threshold": self.threshold,
+                "verify_threshold": self.verify_threshold if self.features == "words" else -1,
+                "max_bucket_read": self.max_bucket_read, "retention_s": self.retention_s}
 
     @property
     def search_threshold(self) -> int:

@@ -65,6 +65,33 @@ def tokenize(normalized: str, shingle_size: int = 3, chinese: str = "bigrams") -
     return Features(items, n_words + n_han / HAN_CHARS_PER_WORD)
 
 
+def units(normalized: str, chinese: str = "bigrams") -> list[str]:
+    """The text's units in order: words of space-separated scripts; in Han runs single
+    characters (or jieba words with `chinese="jieba"`). Features for the words mode."""
+    tokens = normalized.split()
+    if not _HAN_CHAR.search(normalized):
+        return tokens
+    out: list[str] = []
+    for token in tokens:
+        if not _HAN_CHAR.search(token):
+            out.append(token)
+            continue
+        for run in _RUN.findall(token):
+            if not _HAN_CHAR.match(run):
+                out.append(run)
+            elif chinese == "jieba":
+                out += _jieba_cut()(run)
+            else:
+                out += run
+    return out
+
+
+def word_count(found: list[str]) -> float:
+    """Length in words of a list of units: a Han character counts as half a word."""
+    han = sum(len(u) for u in found if _HAN_CHAR.match(u))
+    return len(found) - sum(1 for u in found if _HAN_CHAR.match(u)) + han / HAN_CHARS_PER_WORD
+
+
 def shingles(words: list[str], size: int) -> list[str]:
     if len(words) <= size:
         return [" ".join(words)]

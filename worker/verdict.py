@@ -27,6 +27,7 @@ class Probe:
     id: str
     content_hash: bytes
     fingerprint: int | None
+    verify: int | None = None  # the verification fingerprint, when the mode has one
 
 
 @dataclass(frozen=True)
@@ -56,12 +57,16 @@ class Entry:
     fingerprint: int
     seq: int  # order of first sight in its index: 1 for the first original, then 2, ...
     seen_ms: int = 0  # when it was first seen (for expiry)
+    verify: int | None = None
 
 
 def closest(
-    fingerprint: int, candidates: Iterable[Entry], threshold: int, exclude_id: str
+    fingerprint: int, candidates: Iterable[Entry], threshold: int, exclude_id: str,
+    verify: int | None = None, verify_threshold: int = -1,
 ) -> tuple[Entry, int] | None:
     """The candidate nearest to `fingerprint` within `threshold` bits, and its distance.
+    With `verify_threshold` >= 0, only candidates whose verification fingerprint is within it
+    of `verify` count.
 
     Ties go to the first seen (the lowest sequence number), so every index picks the same one.
     An article is never its own match.
@@ -71,6 +76,8 @@ def closest(
         if entry.id == exclude_id:
             continue
         d = hamming(fingerprint, entry.fingerprint)
+        if verify_threshold >= 0 and hamming(verify or 0, entry.verify or 0) > verify_threshold:
+            continue
         if d <= threshold and (best is None or (d, entry.seq) < best[:2]):
             best = (d, entry.seq, entry)
     return None if best is None else (best[2], best[0])

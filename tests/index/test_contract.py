@@ -261,3 +261,21 @@ async def test_related_articles_are_originals_with_their_nearest(make_index: Mak
     assert (again.replayed, again.kind, again.duplicate_of) == (True, Kind.RELATED, "a")
     far = await one(index, probe("far", flip(BASE, list(range(0, 64, 2)))))
     assert (far.kind, far.duplicate_of, far.distance) == (Kind.UNIQUE, None, None)
+
+
+async def test_a_candidate_must_also_pass_the_verification_fingerprint(
+        make_index: MakeIndex) -> None:
+    index = make_index(multi_index(8, 3), verify_threshold=4)
+    other = 0x0123456789ABCDEF
+
+    def checked(id: str, fp: int, verify: int) -> Probe:
+        return Probe(id, probe(id, fp).content_hash, fp, verify)
+
+    await one(index, checked("a", BASE, other))
+    far = await one(index, checked("far", flip(BASE, [1]), flip(other, list(range(10)))))
+    near = await one(index, checked("near", flip(BASE, [2, 3]), flip(other, [5, 6, 7, 8])))
+    assert far.kind is Kind.UNIQUE  # 1 bit in the search fingerprint, 10 in the other
+    assert (near.kind, near.duplicate_of, near.distance) == (Kind.NEAR, "a", 2)
+    # "far" was indexed: a copy of it matches it, not "a"
+    v = await one(index, checked("far-copy", flip(BASE, [1]), flip(other, list(range(11)))))
+    assert (v.kind, v.duplicate_of) == (Kind.NEAR, "far")

@@ -27,8 +27,9 @@ async def test_layout_is_recorded_and_a_different_one_is_refused(
         await RedisIndex(redis_client, "news", multi_index(3, 2)).ensure_layout()
     await RedisIndex(redis_client, "other", pigeonhole(5)).ensure_layout()  # other namespace
     meta = await redis_client.hgetall(namespace_prefix("news") + "meta")
-    assert meta == {b"format": b"2", b"layout": b"pigeonhole", b"threshold": b"3",
-                    b"related_threshold": b"3", b"tables": b"63-48/0 47-32/0 31-16/0 15-0/0"}
+    assert meta == {b"format": b"3", b"layout": b"pigeonhole", b"threshold": b"3",
+                    b"related_threshold": b"3", b"verify_threshold": b"-1",
+                    b"tables": b"63-48/0 47-32/0 31-16/0 15-0/0"}
     with pytest.raises(LayoutMismatch, match="related_threshold"):  # same tables, other k
         await RedisIndex(redis_client, "news", pigeonhole(3), threshold=2).ensure_layout()
 
@@ -57,7 +58,7 @@ async def test_bucket_entries_are_fingerprint_sequence_and_time(
     for seq, (f, v) in enumerate(zip((fp, other), outcomes, strict=True), start=1):
         assert isinstance(v, Verdict)
         expected = (f.to_bytes(8, "big") + seq.to_bytes(4, "big")
-                    + (v.seen_at_ms // 1000).to_bytes(4, "big"))
+                    + (v.seen_at_ms // 1000).to_bytes(4, "big") + bytes(8))  # no verify fp
         keys = index.bucket_keys(f)
         assert len(keys) == 3 and keys[0].endswith(f":t:0:{f >> 42:06x}")
         assert [await redis_client.get(k) for k in keys] == [expected] * 3

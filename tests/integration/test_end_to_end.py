@@ -232,7 +232,8 @@ def test_redis_index_holds_what_the_worker_decided(
     client = redis.Redis.from_url(stack.redis_url)
     meta = client.hgetall(f"dedup:{{{stack.name}}}:meta")
     layout = stack.settings.index_layout()
-    assert meta[b"threshold"] == b"3" and meta[b"tables"] == layout.spec().encode()
+    assert meta[b"threshold"] == str(stack.settings.threshold).encode()
+    assert meta[b"tables"] == layout.spec().encode()
     assert client.hexists(f"dedup:{{{stack.name}}}:docs", "only")
     client.close()
 

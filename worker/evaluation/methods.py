@@ -27,24 +27,33 @@ class Detector(Protocol):
 
 @dataclass
 class Ours:
-    """This project's detector: exact-content hash, then SimHash within `threshold` bits."""
+    """This project's detector: exact-content hash, then SimHash within `threshold` bits
+    (and, in "words" mode, the shingle fingerprint within `verify_threshold`)."""
 
-    threshold: int = 3
+    threshold: int = 8
+    features: str = "words"
+    verify_threshold: int = 14
     shingle_size: int = 3
     chinese: str = "bigrams"
     min_words: float = 20
 
     @property
     def name(self) -> str:
-        return f"dedup-worker k={self.threshold}"
+        if self.features == "words":
+            return f"dedup-worker words k={self.threshold} v={self.verify_threshold}"
+        return f"dedup-worker {self.features} k={self.threshold}"
 
     def run(self, items: Sequence[Item], language: str) -> list[str | None]:
-        fingerprint = Fingerprinter(self.shingle_size, self.chinese, self.min_words)
-        index = MemoryIndex(pigeonhole(self.threshold), clock_ms=lambda: 0)
+        fingerprint = Fingerprinter(self.shingle_size, self.chinese, self.min_words,
+                                    self.features)
+        verify = self.verify_threshold if self.features == "words" else -1
+        index = MemoryIndex(pigeonhole(self.threshold), verify_threshold=verify,
+                            clock_ms=lambda: 0)
         out: list[str | None] = []
         for item in items:
             fp = fingerprint(item.text)
-            verdict = index.check_and_insert_one(Probe(item.id, fp.content_hash, fp.simhash))
+            verdict = index.check_and_insert_one(Probe(item.id, fp.content_hash, fp.simhash,
+                                                       fp.verify))
             assert isinstance(verdict, Verdict)
             out.append(verdict.duplicate_of)
         return out

@@ -15,10 +15,15 @@
 --           0 reads nothing, so every new fingerprint is indexed (bulk loading)
 -- ARGV[6]   bucket key prefix: a bucket's key is prefix .. table number .. ':' .. key in hex
 -- ARGV[7]   retention in seconds: older articles no longer match (0: kept for ever)
--- ARGV[9..] per table: its key for this fingerprint, its width in bits, its probe radius
+-- ARGV[9]   verification fingerprint, 8 raw bytes, or ""
+-- ARGV[10]  verification threshold: a candidate's verification fingerprint must be within
+--           it too (-1: no verification)
+-- ARGV[11..] per table: its key for this fingerprint, its width in bits, its probe radius,
+--           and which half of a candidate to compare first (0: bytes 1-4; 4: bytes 5-8):
+--           the half its key covers least, which rejects most candidates soonest
 --
--- Buckets are strings of 16-byte entries, appended in the order articles are first seen:
--- fingerprint (8) | sequence number (4) | first seen, unix seconds (4). Bucket keys are
+-- Buckets are strings of entries (remove.lua) appended in the order articles are first
+-- seen. Bucket keys are
 -- built here from the table keys rather than declared in KEYS: there can be thousands per
 -- article. They share the namespace's hash tag with KEYS[1], so in a Redis Cluster they live
 -- in the same slot (which Redis checks).
@@ -33,6 +38,7 @@
 local id, content, fp, k = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local max_read, prefix, retention = tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
 local r = tonumber(ARGV[8])
+local verify, kv = ARGV[9], tonumber(ARGV[10])
 local KINDS = {[0] = 'unique', [1] = 'exact', [2] = 'near', [3] = 'related'}
 local CODES = {unique = 0, exact = 1, near = 2, related = 3}
 local ZERO8 = string.rep('\0', 8)
@@ -71,21 +77,26 @@ end
 
 -- The tables: own key, width, radius; and the key of a bucket.
 local tables = {}
-for i = 9, #ARGV, 3 do
+for i = 11, #ARGV, 4 do
   local width = tonumber(ARGV[i + 1])
   tables[#tables + 1] = {key = bit.tobit(tonumber(ARGV[i])), width = width,
                          radius = tonumber(ARGV[i + 2]), hex = math.ceil(width / 4),
-                         prefix = prefix .. (#tables) .. ':'}
+                         half = tonumber(ARGV[i + 3]), prefix = prefix .. (#tables) .. ':'}
 end
 local function bucket(t, value) return t.prefix .. bit.tohex(value, t.hex) end
 
--- Every bucket key within the table's radius of the article's own key.
-local function probe_keys(t, out)
-  out[#out + 1] = bucket(t, t.key)
+-- Every bucket key within the table's radius of the article's own key; owners[i]: the table
+-- of out[i].
+local function probe_keys(t, out, owners)
+  local function add(value)
+    out[#out + 1] = bucket(t, value)
+    owners[#out] = t
+  end
+  add(t.key)
   local function flip(value, from, left)
     for b = from, t.width - 1 do
       local v = bit.bxor(value, bit.lshift(1, b))
-      out[#out + 1] = bucket(t, v)
+      add(v)
       if left > 1 then flip(v, b + 1, left - 1) end
     end
   end
@@ -116,8 +127,17 @@ if exact_id then
 elseif fp ~= '' and max_read > 0 then
   local bxor, byte = bit.bxor, string.byte
   local f1, f2, f3, f4, f5, f6, f7, f8 = byte(fp, 1, 8)
-  local keys = {}
-  for _, t in ipairs(tables) do probe_keys(t, keys) end
+  local v = {}
+  if kv >= 0 then v = {byte(verify, 1, 8)} end
+  -- Within kv bits in the verification fingerprint too (when there is one)?
+  local function verified(blob, at)
+    if kv < 0 then return true end
+    local d = 0
+    for i = 1, 8 do d = d + BITS_SET[bxor(byte(blob, at + 15 + i), v[i])] end
+    return d <= kv
+  end
+  local keys, owners = {}, {}
+  for _, t in ipairs(tables) do probe_keys(t, keys, owners) end
   -- The closest entry; between equals, the first seen (lowest sequence number).
   local best_d, best_seq, best_blob, best_at
   for first = 1, #keys, MGET_CHUNK do
@@ -125,22 +145,29 @@ elseif fp ~= '' and max_read > 0 then
     for j, blob in ipairs(blobs) do
       if blob and cutoff then blob = cut_expired(keys[first + j - 1], blob, cutoff) end
       if blob then
+        -- This table's key nearly fixes one half of a candidate: compare the other first.
+        local h1, h2 = 0, 4
+        local p1, p2, p3, p4, q1, q2, q3, q4 = f1, f2, f3, f4, f5, f6, f7, f8
+        if owners[first + j - 1].half == 4 then
+          h1, h2 = 4, 0
+          p1, p2, p3, p4, q1, q2, q3, q4 = f5, f6, f7, f8, f1, f2, f3, f4
+        end
         local n = #blob / ENTRY
         local start = 0
         if n > max_read then start, hot = n - max_read, hot + 1 end
         candidates = candidates + n - start
         for at = start * ENTRY + 1, #blob, ENTRY do
-          -- Distance over the first 4 bytes; most candidates are already too far there.
-          local a, b, c, e = byte(blob, at, at + 3)
-          local d = BITS_SET[bxor(a, f1)] + BITS_SET[bxor(b, f2)] + BITS_SET[bxor(c, f3)]
-            + BITS_SET[bxor(e, f4)]
+          -- Distance over one half first; most candidates are already too far there.
+          local a, b, c, e = byte(blob, at + h1, at + h1 + 3)
+          local d = BITS_SET[bxor(a, p1)] + BITS_SET[bxor(b, p2)] + BITS_SET[bxor(c, p3)]
+            + BITS_SET[bxor(e, p4)]
           if d <= r then
-            a, b, c, e = byte(blob, at + 4, at + 7)
-            d = d + BITS_SET[bxor(a, f5)] + BITS_SET[bxor(b, f6)] + BITS_SET[bxor(c, f7)]
-              + BITS_SET[bxor(e, f8)]
+            a, b, c, e = byte(blob, at + h2, at + h2 + 3)
+            d = d + BITS_SET[bxor(a, q1)] + BITS_SET[bxor(b, q2)] + BITS_SET[bxor(c, q3)]
+              + BITS_SET[bxor(e, q4)]
             local seq, seen_s = struct.unpack('>I4I4', blob, at + 8)
             -- (expired entries were cut above; one can remain behind a clock step back)
-            if d <= r and not (cutoff and seen_s < cutoff) then
+            if d <= r and not (cutoff and seen_s < cutoff) and verified(blob, at) then
               if best_d == nil or d < best_d or (d == best_d and seq < best_seq) then
                 best_d, best_seq, best_blob, best_at = d, seq, blob, at
               end
@@ -165,6 +192,7 @@ if kind == 'unique' or kind == 'related' then
   if fp ~= '' then
     seq = struct.pack('>I4', redis.call('INCR', KEYS[5]))
     local entry = fp .. seq .. struct.pack('>I4', tonumber(now[1]))
+      .. (verify ~= '' and verify or ZERO8)
     for _, t in ipairs(tables) do redis.call('APPEND', bucket(t, t.key), entry) end
     redis.call('HSET', KEYS[3], seq, id)
   end

@@ -13,7 +13,7 @@ META = "meta"  # HASH: the layout this index was built with
 IDS = "ids"  # HASH: 4-byte sequence number -> id (bucket entries hold the number, not the id)
 SWEEP = "sweep"  # the expiry sweep's cursor into DOCS
 SEQ = "seq"  # counter: sequence numbers, in the order originals are first seen
-TABLE = "t"  # string per table key: 16-byte entries, see check_and_insert.lua
+TABLE = "t"  # string per table key: 24-byte entries, see remove.lua
 
 
 def namespace_prefix(namespace: str) -> str:

@@ -14,11 +14,12 @@ from worker.verdict import Entry, Kind, Probe, Verdict, closest
 
 
 class MemoryIndex:
-    def __init__(self, layout: Layout | None = None, clock_ms: Callable[[], int] | None = None,
-                 max_bucket_read: int = DEFAULT_MAX_BUCKET_READ, retention_s: int = 0,
-                 threshold: int | None = None) -> None:
+    def __init__(self, layout: Layout | None = None, *, threshold: int | None = None,
+                 verify_threshold: int = -1, max_bucket_read: int = DEFAULT_MAX_BUCKET_READ,
+                 retention_s: int = 0, clock_ms: Callable[[], int] | None = None) -> None:
         self.layout = layout or pigeonhole(3)
         self.threshold = check_thresholds(self.layout, threshold)
+        self.verify_threshold = verify_threshold
         self.max_bucket_read = max_bucket_read
         self.retention_s = retention_s
         self._clock_ms = clock_ms or (lambda: int(time.time() * 1000))
@@ -59,7 +60,7 @@ class MemoryIndex:
             self._exact[probe.content_hash] = probe.id
             if probe.fingerprint is not None:
                 self._seq += 1
-                entry = Entry(probe.id, probe.fingerprint, self._seq, now)
+                entry = Entry(probe.id, probe.fingerprint, self._seq, now, probe.verify)
                 for table, key in enumerate(self.layout.keys(probe.fingerprint)):
                     self._buckets[table, key].append(entry)
         self._records[probe.id] = (probe.content_hash, verdict, entry)
@@ -101,7 +102,9 @@ class MemoryIndex:
                         bucket[:] = [e for e in bucket if e.seen_ms // 1000 >= cutoff]
                     read += bucket[-self.max_bucket_read:]  # the newest, as Redis reads them
                     hot += len(bucket) > self.max_bucket_read
-            match = closest(probe.fingerprint, read, self.layout.threshold, probe.id)
+            verify_threshold = self.verify_threshold if probe.verify is not None else -1
+            match = closest(probe.fingerprint, read, self.layout.threshold, probe.id,
+                            probe.verify, verify_threshold)
             if match is not None:
                 entry, distance = match
                 kind = Kind.NEAR if distance <= self.threshold else Kind.RELATED

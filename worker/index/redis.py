@@ -21,11 +21,11 @@ import redis.exceptions
 from worker.errors import IndexStoreError, IndexUnavailable, LayoutMismatch
 from worker.index import keys
 from worker.index.base import DEFAULT_MAX_BUCKET_READ, Outcome, check_thresholds
-from worker.layouts import Layout, pigeonhole
+from worker.layouts import Layout, Table, pigeonhole
 from worker.simhash import from_bytes, to_bytes
 from worker.verdict import Kind, Probe, Verdict
 
-LAYOUT_FORMAT = "2"  # bump when the stored record or key layout changes
+LAYOUT_FORMAT = "3"  # bump when the stored record or key layout changes
 # What a Redis ACL user needs (docs/operations.md; tested in tests/security).
 REDIS_ACL_COMMANDS = "+@scripting +@hash +@string +@transaction +@connection +time +del"
 
@@ -61,30 +61,32 @@ def connect(url: str, cluster: bool = False) -> Client:
 
 class RedisIndex:
     def __init__(self, client: Client, namespace: str = "default",
-                 layout: Layout | None = None,
-                 max_bucket_read: int = DEFAULT_MAX_BUCKET_READ, retention_s: int = 0,
-                 threshold: int | None = None) -> None:
+                 layout: Layout | None = None, *, threshold: int | None = None,
+                 verify_threshold: int = -1, max_bucket_read: int = DEFAULT_MAX_BUCKET_READ,
+                 retention_s: int = 0) -> None:
         """`layout` is searched up to its own threshold; closer than `threshold` (default:
-        the same) is a duplicate, and between the two is related (see Kind.RELATED)."""
+        the same) is a duplicate, and between the two is related (see Kind.RELATED). With
+        `verify_threshold` >= 0, a candidate also needs its verification fingerprint within
+        that many bits of the article's."""
         self.client = client
         self.namespace = namespace
         self.layout = layout or pigeonhole(3)
         self.threshold = check_thresholds(self.layout, threshold)
+        self.verify_threshold = verify_threshold
         self.max_bucket_read = max_bucket_read
         self.retention_s = retention_s
         self._keys = (keys.docs_key(namespace), keys.exact_key(namespace),
                       keys.ids_key(namespace), keys.meta_key(namespace))
         self._seq = keys.seq_key(namespace)
         # The arguments after the table keys: the same for every article.
-        self._shape = [(t.width, t.radius) for t in self.layout.tables]
+        self._shape = [(t.width, t.radius, _first_half(t)) for t in self.layout.tables]
         self._layout_checked = False
 
     @classmethod
-    def from_url(cls, url: str, namespace: str = "default", layout: Layout | None = None,
-                 max_bucket_read: int = DEFAULT_MAX_BUCKET_READ, retention_s: int = 0,
-                 threshold: int | None = None, cluster: bool = False) -> RedisIndex:
-        return cls(connect(url, cluster), namespace, layout, max_bucket_read, retention_s,
-                   threshold)
+    def from_url(cls, url: str, namespace: str = "default", layout: Layout | None = None, *,
+                 cluster: bool = False, **options: Any) -> RedisIndex:
+        """An index on a new client; `options` as for the constructor."""
+        return cls(connect(url, cluster), namespace, layout, **options)
 
     @property
     def description(self) -> dict[str, str]:
@@ -94,6 +96,7 @@ class RedisIndex:
             "layout": self.layout.family.value,
             "threshold": str(self.threshold),
             "related_threshold": str(self.layout.threshold),
+            "verify_threshold": str(self.verify_threshold),
             "tables": self.layout.spec(),
         }
 
@@ -155,13 +158,16 @@ class RedisIndex:
             fp = probe.fingerprint
             tables: list[int] = []
             if fp is not None:
-                for key, (width, radius) in zip(self.layout.keys(fp), self._shape, strict=True):
-                    tables += (key, width, radius)
+                for key, shape in zip(self.layout.keys(fp), self._shape, strict=True):
+                    tables += (key, *shape)
+            verify = probe.verify if self.verify_threshold >= 0 else None
             calls.append([len(self._keys) + 1, *self._keys, self._seq,
                           probe.id.encode("utf-8"), probe.content_hash,
                           to_bytes(fp) if fp is not None else b"", self.threshold,
                           self.max_bucket_read, prefix, self.retention_s,
-                          self.layout.threshold, *tables])
+                          self.layout.threshold,
+                          to_bytes(verify) if verify is not None else b"",
+                          self.verify_threshold if verify is not None else -1, *tables])
         return calls
 
     async def _run(self, script: str, calls: list[list[Any]]) -> list[Any]:
@@ -190,6 +196,14 @@ class RedisIndex:
 
     async def close(self) -> None:
         await self.client.aclose()
+
+
+def _first_half(table: Table) -> int:
+    """Which half of a candidate the script compares first: the one this table's key covers
+    less (0: the high 32 bits, bytes 1-4; 4: the low 32 bits), as candidates found through
+    the table nearly agree on its key bits and differ most elsewhere."""
+    high = sum(p >= 32 for p in table.positions)
+    return 4 if high > table.width - high else 0
 
 
 def _outcome(probe: Probe, reply: list[bytes | int]) -> Outcome:

@@ -7,7 +7,9 @@
 -- 36-43 seen_at_ms (big-endian double) | 44-47 sequence number (0: in no bucket) |
 -- 48- duplicate_of id
 local ZERO4 = string.rep('\0', 4)
-local ENTRY = 16  -- bucket entry: fingerprint (8) | sequence number (4) | first seen, s (4)
+-- A bucket entry: fingerprint (8) | sequence number (4) | first seen, unix s (4) |
+-- verification fingerprint (8; zeros without one)
+local ENTRY = 24
 
 local function seen_ms_of(record) return (struct.unpack('>d', string.sub(record, 36, 43))) end
 

