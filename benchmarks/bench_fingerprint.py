@@ -96,7 +96,8 @@ def main() -> None:
     english = list(lee_news())
     words = statistics.mean(len(t.split()) for t in english)
     report(f"English news (mean {words:.0f} words)", english, {
-        "dedup-worker Fingerprinter (3-word shingles)": Fingerprinter(),
+        "dedup-worker, words mode (default; two fingerprints)": Fingerprinter(),
+        "dedup-worker, shingles mode (3-word shingles)": Fingerprinter(features="shingles"),
         "floor: normalise + shingles + xxh3 only": floor("bigrams"),
         "bit-by-bit SimHash, same features": lambda t: simhash_reference(features(t)),
         **peers("bigrams"),
@@ -105,9 +106,11 @@ def main() -> None:
     chinese = list(peoples_daily())[: args.chinese_texts]
     chars = statistics.mean(len(t) for t in chinese)
     report(f"Chinese news (mean {chars:.0f} characters)", chinese, {
-        "dedup-worker Fingerprinter (bigrams)": Fingerprinter(),
+        "dedup-worker, words mode (default; two fingerprints)": Fingerprinter(),
+        "dedup-worker, shingles mode (bigrams)": Fingerprinter(features="shingles"),
         "floor: normalise + bigrams + xxh3 only": floor("bigrams"),
-        "dedup-worker Fingerprinter (jieba via rjieba)": Fingerprinter(chinese="jieba"),
+        "dedup-worker, shingles mode (jieba via rjieba)": Fingerprinter(chinese="jieba",
+                                                                         features="shingles"),
         "SimHash over jieba.lcut words (pure Python)": jieba_itself(),
         **peers("bigrams"),
     }, args.rounds)

@@ -1,12 +1,15 @@
 import random
 
+import numpy as np
 import pytest
 
 from worker.normalize import normalize
 from worker.simhash import (
+    feature_hashes,
     from_bytes,
     from_hex,
     hamming,
+    shingle_hashes,
     simhash,
     simhash_reference,
     to_bytes,
@@ -84,3 +87,20 @@ def test_unrelated_texts_differ_in_about_half_the_bits() -> None:
     distances = [hamming(a, b) for i, a in enumerate(long) for b in long[i + 1 :]]
     mean = sum(distances) / len(distances)
     assert 28 <= mean <= 36, mean
+
+
+def test_shingle_hashes_depend_on_every_unit_and_its_place() -> None:
+    units = feature_hashes(["a", "b", "c", "d"])
+    three = shingle_hashes(units, 3)
+    assert len(three) == 2 and three.dtype == np.uint64
+    swapped = shingle_hashes(feature_hashes(["b", "a", "c", "d"]), 3)
+    assert swapped[0] != three[0] and swapped[1] != three[1]  # order matters
+    assert shingle_hashes(feature_hashes(["x", "b", "c", "d"]), 3)[1] == three[1]  # local
+    assert len(shingle_hashes(feature_hashes(["a", "b"]), 3)) == 1  # shorter than a shingle
+
+
+def test_shingle_hashes_spread_over_all_bits() -> None:
+    rng = random.Random(3)
+    units = feature_hashes([str(rng.random()) for _ in range(2000)])
+    bits = np.unpackbits(shingle_hashes(units, 3).view(np.uint8)).reshape(-1, 64).mean(axis=0)
+    assert bits.min() > 0.45 and bits.max() < 0.55

@@ -268,7 +268,7 @@ def idf_build(file: IO[bytes], out: Path, cap: float) -> None:
         for line in file:
             article = decode_article(line.rstrip(b"\r\n"), settings.max_message_bytes)
             if isinstance(article, Article):
-                yield units(normalize(article.text), settings.chinese_tokens)
+                yield units(normalize(article.text), settings.chinese_tokens).items
             else:
                 skipped += 1
 

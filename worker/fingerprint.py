@@ -18,8 +18,8 @@ import xxhash
 from worker.idf import IdfTable, default_table
 from worker.normalize import normalize
 from worker.settings import CHINESE_MODES, FEATURE_MODES
-from worker.simhash import simhash
-from worker.tokens import shingles, tokenize, units, word_count
+from worker.simhash import feature_hashes, shingle_hashes, simhash, simhash_of
+from worker.tokens import tokenize, units
 
 
 @dataclass(frozen=True)
@@ -60,10 +60,11 @@ class Fingerprinter:
                 return Fingerprint(content_hash, None, features.words)
             return Fingerprint(content_hash, simhash(features.items), features.words)
         found = units(normalized, self.chinese)
-        words = word_count(found)
-        if words < self.min_words or not found:
-            return Fingerprint(content_hash, None, words)
+        if found.words < self.min_words or not found.items:
+            return Fingerprint(content_hash, None, found.words)
         assert self.idf is not None
-        weight = self.idf.weight
-        return Fingerprint(content_hash, simhash(found, [weight(u) for u in found]), words,
-                           simhash(shingles(found, self.shingle_size)))
+        weight, cap = self.idf.weights.get, self.idf.cap
+        hashes = feature_hashes(found.items)  # once, for both fingerprints
+        return Fingerprint(content_hash,
+                           simhash_of(hashes, [weight(u, cap) for u in found.items]),
+                           found.words, simhash_of(shingle_hashes(hashes, self.shingle_size)))

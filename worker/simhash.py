@@ -17,13 +17,51 @@ MASK = (1 << BITS) - 1
 
 def simhash(features: Sequence[str], weights: Sequence[float] | None = None) -> int:
     """SimHash of `features` (vectorised; equal to `simhash_reference`). Empty input gives 0."""
-    n = len(features)
+    return simhash_of(feature_hashes(features), weights)
+
+
+def feature_hashes(features: Sequence[str]) -> np.ndarray:
+    """xxh3_64 of each feature's UTF-8 bytes, as unsigned 64-bit integers."""
+    return np.array([xxhash.xxh3_64_intdigest(f.encode("utf-8")) for f in features], dtype="<u8")
+
+
+def shingle_hashes(unit_hashes: np.ndarray, size: int) -> np.ndarray:
+    """A hash for each run of `size` consecutive units, from the units' own hashes (so a text's
+    units are hashed once for both of its fingerprints): each unit's hash rotated by its place
+    in the run, XORed, then mixed (MurmurHash3's 64-bit finaliser)."""
+    n = len(unit_hashes) - size + 1
+    if n <= 0:
+        return _mix(np.bitwise_xor.reduce(unit_hashes, keepdims=True))
+    combined = unit_hashes[:n].copy()
+    for i in range(1, size):
+        combined ^= _rotl(unit_hashes[i:i + n], (ROTATION * i) % BITS)
+    return _mix(combined)
+
+
+ROTATION = 21  # bits by which each next unit of a shingle is rotated
+
+
+def _rotl(x: np.ndarray, r: int) -> np.ndarray:
+    return x if r == 0 else (x << np.uint64(r)) | (x >> np.uint64(BITS - r))
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    x = x ^ (x >> np.uint64(33))
+    x = x * np.uint64(0xFF51AFD7ED558CCD)
+    x = x ^ (x >> np.uint64(33))
+    x = x * np.uint64(0xC4CEB9FE1A85EC53)
+    mixed: np.ndarray = x ^ (x >> np.uint64(33))
+    return mixed
+
+
+def simhash_of(hashes: np.ndarray, weights: Sequence[float] | None = None) -> int:
+    """SimHash of features given by their 64-bit hashes (see `simhash`)."""
+    n = len(hashes)
     if n == 0:
         return 0
     if weights is not None and len(weights) != n:
         raise ValueError(f"got {len(weights)} weights for {n} features; pass one per feature")
-    hashes = np.array([xxhash.xxh3_64_intdigest(f.encode("utf-8")) for f in features],
-                      dtype="<u8")
+    hashes = np.ascontiguousarray(hashes, dtype="<u8")
     # Little-endian bytes, bits unpacked least significant first: column j is bit j.
     bits = np.unpackbits(hashes.view(np.uint8), bitorder="little").reshape(n, BITS)
     if weights is None:

@@ -65,31 +65,30 @@ def tokenize(normalized: str, shingle_size: int = 3, chinese: str = "bigrams") -
     return Features(items, n_words + n_han / HAN_CHARS_PER_WORD)
 
 
-def units(normalized: str, chinese: str = "bigrams") -> list[str]:
+def units(normalized: str, chinese: str = "bigrams") -> Features:
     """The text's units in order: words of space-separated scripts; in Han runs single
     characters (or jieba words with `chinese="jieba"`). Features for the words mode."""
     tokens = normalized.split()
     if not _HAN_CHAR.search(normalized):
-        return tokens
+        return Features(tokens, len(tokens))
     out: list[str] = []
+    n_words = n_han = 0
     for token in tokens:
         if not _HAN_CHAR.search(token):
             out.append(token)
+            n_words += 1
             continue
         for run in _RUN.findall(token):
             if not _HAN_CHAR.match(run):
                 out.append(run)
-            elif chinese == "jieba":
+                n_words += 1
+                continue
+            n_han += len(run)
+            if chinese == "jieba":
                 out += _jieba_cut()(run)
             else:
                 out += run
-    return out
-
-
-def word_count(found: list[str]) -> float:
-    """Length in words of a list of units: a Han character counts as half a word."""
-    han = sum(len(u) for u in found if _HAN_CHAR.match(u))
-    return len(found) - sum(1 for u in found if _HAN_CHAR.match(u)) + han / HAN_CHARS_PER_WORD
+    return Features(out, n_words + n_han / HAN_CHARS_PER_WORD)
 
 
 def shingles(words: list[str], size: int) -> list[str]:

@@ -1,0 +1,57 @@
+import json
+import math
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from worker.cli import main
+from worker.errors import ConfigError
+from worker.idf import IdfTable, default_table
+
+
+def test_build_keeps_units_below_the_cap() -> None:
+    docs = [["the", "cat"], ["the", "dog"], ["the", "cat", "cat"], ["a", "bird"]]
+    table = IdfTable.build(docs, cap=1.8)
+    assert table.docs == 4
+    assert table.weight("the") == pytest.approx(math.log(5 / 4) + 1, abs=1e-4)
+    assert table.weight("cat") == pytest.approx(math.log(5 / 3) + 1, abs=1e-4)
+    assert "bird" not in table.weights and table.weight("bird") == 1.8  # rare: the cap
+    assert table.weight("never seen") == 1.8
+
+
+def test_save_and_load_round_trip(tmp_path: Path) -> None:
+    table = IdfTable.build([["a", "b"], ["a"], ["a", "tab\tin"]], cap=3.0)
+    path = tmp_path / "idf.tsv"
+    table.save(path)
+    assert IdfTable.load(path) == table
+
+
+def test_bad_files_say_how_to_make_a_good_one(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="dedup-worker idf build"):
+        IdfTable.load(tmp_path / "missing.tsv")
+    (tmp_path / "x.tsv").write_text("word\t1.0\n")
+    with pytest.raises(ConfigError, match="not an IDF table"):
+        IdfTable.load(tmp_path / "x.tsv")
+
+
+def test_the_packaged_table_weighs_common_units_low() -> None:
+    table = default_table()
+    assert table.weight("the") < 1.5 and table.weight("的") < 1.5
+    assert table.weight("zebra-crossing-42") == table.cap
+
+
+def test_idf_build_command(tmp_path: Path) -> None:
+    source = tmp_path / "articles.jsonl"
+    source.write_text("\n".join([
+        json.dumps({"id": "1", "text": "The cat sat"}),
+        json.dumps({"id": "2", "text": "the DOG sat"}),
+        "not json",
+    ]) + "\n")
+    out = tmp_path / "idf.tsv"
+    result = CliRunner().invoke(main, ["idf", "build", str(source), "-o", str(out),
+                                       "--cap", "1.3"])
+    assert result.exit_code == 0, result.output
+    assert "2 articles" in result.output and "1 lines skipped" in result.output
+    table = IdfTable.load(out)
+    assert table.cap == 1.3 and set(table.weights) == {"the", "sat"}  # normalised, case-folded
