@@ -364,14 +364,17 @@ def plan(threshold: int, docs: int, recall: float, cosine: float | None) -> None
               help="Originals per edited set (as many distractors).")
 @click.option("--language", "languages", multiple=True, type=click.Choice(["en", "zh"]),
               default=("en", "zh"), show_default=True)
-def evaluate(out: Path, threshold: int, originals: int, languages: tuple[str, ...]) -> None:
+@click.option("--seed", type=int, default=2026, show_default=True,
+              help="Draws the edited sets (another seed: another sample of articles and edits).")
+def evaluate(out: Path, threshold: int, originals: int, languages: tuple[str, ...],
+             seed: int) -> None:
     """Measure detection quality on real news (English and Chinese), edited and natural
     near-duplicates, beside datasketch MinHashLSH and the simhash library."""
     from worker.evaluation.run import evaluate as run_evaluation
 
     with _clean_errors():
         run_evaluation(out, threshold, originals, originals, languages,
-                       log=lambda line: click.echo(line, err=True))
+                       log=lambda line: click.echo(line, err=True), seed=seed)
     click.echo(f"wrote {out / 'results.md'}", err=True)
 
 
