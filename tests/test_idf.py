@@ -55,3 +55,13 @@ def test_idf_build_command(tmp_path: Path) -> None:
     assert "2 articles" in result.output and "1 lines skipped" in result.output
     table = IdfTable.load(out)
     assert table.cap == 1.3 and set(table.weights) == {"the", "sat"}  # normalised, case-folded
+
+
+def test_tables_of_two_languages_merge() -> None:
+    en = IdfTable.build([["the", "cat"], ["the"]], cap=5.0)
+    zh = IdfTable.build([["的", "猫"], ["的"]], cap=5.0)
+    both = en.merged(zh)
+    assert both.docs == 4 and both.weight("the") == en.weight("the")
+    assert both.weight("的") == zh.weight("的")
+    with pytest.raises(ValueError, match="caps"):
+        en.merged(IdfTable.build([["x"]], cap=3.0))

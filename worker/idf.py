@@ -54,7 +54,8 @@ class IdfTable:
 
     def save(self, path: Path) -> None:
         lines = [f"{HEADER} docs={self.docs} cap={self.cap}"]
-        lines += [f"{unit}\t{w}" for unit, w in sorted(self.weights.items(), key=lambda x: x[1])]
+        ordered = sorted(self.weights.items(), key=lambda item: (item[1], item[0]))
+        lines += [f"{unit}\t{w}" for unit, w in ordered]
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
     @classmethod

