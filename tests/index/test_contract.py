@@ -279,3 +279,16 @@ async def test_a_candidate_must_also_pass_the_verification_fingerprint(
     # "far" was indexed: a copy of it matches it, not "a"
     v = await one(index, checked("far-copy", flip(BASE, [1]), flip(other, list(range(11)))))
     assert (v.kind, v.duplicate_of) == (Kind.NEAR, "far")
+
+
+async def test_a_crowded_bucket_still_gives_the_nearest(make_index: MakeIndex) -> None:
+    """700 originals share one band: every one is a candidate, and the nearest wins."""
+    index = make_index(3)
+    rng = random.Random(21)
+    top = 0x5A5A << 48
+    fps = [top | rng.getrandbits(48) for _ in range(700)]
+    await index.check_and_insert([probe(f"o{i}", fp) for i, fp in enumerate(fps)])
+    target = fps[345]
+    [v] = await index.check_and_insert([probe("copy", flip(target, [3, 40]))])
+    assert isinstance(v, Verdict) and v.candidates >= 700
+    assert (v.kind, v.duplicate_of, v.distance) == (Kind.NEAR, "o345", 2)
