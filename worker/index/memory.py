@@ -42,7 +42,7 @@ class MemoryIndex:
         old = [i for i, (_, v, _) in self._records.items() if v.seen_at_ms < cutoff * 1000]
         for article_id in old[:limit]:
             self._remove(article_id)
-        return len(old[:limit])
+        return min(len(old), limit)
 
     def _cutoff_s(self, now_ms: int) -> int | None:
         """Articles first seen before this second have expired (as in the Lua script)."""
