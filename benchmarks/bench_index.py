@@ -1,7 +1,8 @@
 """Check-and-insert on real Redis with N articles already indexed, per table layout.
 
 For each layout: bulk-load N random fingerprints (plus planted originals), then time checks
-one call at a time (latency p50/p99 as the client sees it) and pipelined, and check that the
+one call at a time (latency p50/p99 as the client sees it), pipelined, and by two
+pipelined callers at once (as two worker replicas would), and check that the
 planted copies at every distance 0..k are found. Prints the planner's predictions beside the
 measurements, so the cost model can be checked (docs/scaling.md).
 """
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 import redis.asyncio as aioredis
 
 from worker.index import RedisIndex
+from worker.index.redis import connect
 from worker.layouts import Layout
 from worker.planner import estimate
 from worker.settings import Settings
@@ -73,8 +75,27 @@ async def load(index: RedisIndex, rng: random.Random, docs: int, extra: list[Pro
     return time.perf_counter() - start
 
 
-async def measure(index: RedisIndex, layout_label: str, docs: int, count: int, depth: int,
-                  budget_s: float, seed: int) -> None:
+async def pipelined(indexes: list[RedisIndex], batches: list[list[Probe]], depth: int,
+                    budget_s: float) -> tuple[float, int]:
+    """Callers running side by side (like worker replicas; here in one process), each
+    checking its batch `depth` articles per call: articles/s, and how many were done."""
+    done = 0
+
+    async def caller(index: RedisIndex, batch: list[Probe]) -> None:
+        nonlocal done
+        for first in range(0, len(batch), depth):
+            await index.check_and_insert(batch[first:first + depth])
+            done += len(batch[first:first + depth])
+            if time.perf_counter() - start > budget_s:
+                break
+
+    start = time.perf_counter()
+    await asyncio.gather(*map(caller, indexes, batches))
+    return done / (time.perf_counter() - start), done
+
+
+async def measure(index: RedisIndex, url: str, layout_label: str, docs: int, count: int,
+                  depth: int, budget_s: float, seed: int) -> None:
     client = index.client
     layout = index.layout
     rng = random.Random(seed)
@@ -100,30 +121,34 @@ async def measure(index: RedisIndex, layout_label: str, docs: int, count: int, d
         latencies.append(time.perf_counter() - start)
         assert isinstance(v, Verdict)
         verdicts.append(v)
-    stats = (await client.info("commandstats"))["cmdstat_evalsha"]
+    await client.config_resetstat()
     single = len(latencies) / sum(latencies)
     found = {v.id: v for v in verdicts}
     hits = [found[c.id].kind is Kind.NEAR and found[c.id].duplicate_of == orig
             and found[c.id].distance == d for c, orig, d in plants.copies]
     candidates = statistics.mean(v.candidates for v in verdicts)
 
-    batch = random_probes(rng, count, "pipe-")
     cpu_before = await server_cpu_s(client)
-    done, start = 0, time.perf_counter()
-    for first in range(0, count, depth):
-        await index.check_and_insert(batch[first:first + depth])
-        done += len(batch[first:first + depth])
-        if time.perf_counter() - start > budget_s:
-            break
-    piped = done / (time.perf_counter() - start)
+    piped, done = await pipelined([index], [random_probes(rng, count, "pipe-")], depth,
+                                  budget_s)
     cpu_us = (await server_cpu_s(client) - cpu_before) / done * 1e6
+    stats = await client.info("commandstats")
+    script_us = stats["cmdstat_evalsha"]["usec_per_call"]
+    read_us = stats["cmdstat_mget"]["usec_per_call"]
+    second = RedisIndex(connect(url), index.namespace, layout,
+                        max_bucket_read=index.max_bucket_read,
+                        verify_threshold=index.verify_threshold)
+    both, _ = await pipelined([index, second], [random_probes(rng, count // 2, f"two{n}-")
+                                                for n in range(2)], depth, budget_s)
+    await second.close()
 
     quantiles = statistics.quantiles(latencies, n=100)
     print(f"  one call at a time: {single:9,.0f} articles/s   p50 {quantiles[49] * 1e3:.2f} ms, "
           f"p99 {quantiles[98] * 1e3:.2f} ms  ({len(latencies):,} calls)")
     print(f"  pipelined {depth:>3} deep: {piped:9,.0f} articles/s   ({piped / single:.1f}x)")
-    print(f"  server time per article: {cpu_us:,.0f} us measured (CPU, pipelined; script "
-          f"time in commandstats {stats['usec_per_call']:,.0f} us), "
+    print(f"  two callers, each so:  {both:9,.0f} articles/s   ({both / single:.1f}x)")
+    print(f"  server time per article: {cpu_us:,.0f} us measured (CPU, pipelined; in "
+          f"commandstats: the bucket read {read_us:,.0f} us, the script {script_us:,.0f} us), "
           f"{predicted.server_us:,.0f} us predicted")
     print(f"  candidates per article:  {candidates:,.0f} measured, {predicted.candidates:,.0f} "
           f"predicted; per probe {candidates / layout.probes:,.2f} ({layout.probes} probes)")
@@ -163,13 +188,14 @@ def layouts_to_run(names: list[str], threshold: int, docs: int) -> list[tuple[st
 
 
 async def run(args: argparse.Namespace) -> None:
-    client = aioredis.Redis.from_url(args.redis_url)
+    client = connect(args.redis_url)
     print(f"threshold {args.threshold}, {args.docs:,} articles indexed, whole buckets read "
           f"(max_bucket_read {UNBOUNDED:,}), verification threshold {args.verify}")
     for label, layout in layouts_to_run(args.layouts.split(","), args.threshold, args.docs):
         index = RedisIndex(client, "bench", layout, max_bucket_read=UNBOUNDED,
                            verify_threshold=args.verify)
-        await measure(index, label, args.docs, args.measure, args.depth, args.budget, args.seed)
+        await measure(index, args.redis_url, label, args.docs, args.measure, args.depth,
+                      args.budget, args.seed)
     await wipe(client)
     await client.aclose()
 

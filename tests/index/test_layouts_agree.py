@@ -29,12 +29,19 @@ def stream(seed: int, threshold: int) -> list[Probe]:
 @pytest.mark.parametrize("layout", [pigeonhole(5), multi_index(5, 3), blocks(5, 8),
                                     sampled(5, 6, 12)], ids=Layout.name)
 async def test_redis_and_memory_agree(redis_client: aioredis.Redis, layout: Layout) -> None:
+    """In one batch (the script compares what the batch inserted after the worker's read) and
+    one article at a time (then the worker compares every candidate, the same entries as the
+    in-memory index)."""
     probes = stream(3, layout.threshold)
     memory = await MemoryIndex(layout).check_and_insert(probes)
-    redis_side = await RedisIndex(redis_client, "agree", layout).check_and_insert(probes)
+    batch = await RedisIndex(redis_client, "agree", layout).check_and_insert(probes)
+    single = RedisIndex(redis_client, "agree-single", layout)
+    one_by_one = [v for p in probes for v in await single.check_and_insert([p])]
     summary = [(v.kind, v.duplicate_of, v.distance, v.candidates)
                for v in memory if isinstance(v, Verdict)]
     assert summary == [(v.kind, v.duplicate_of, v.distance, v.candidates)
-                       for v in redis_side if isinstance(v, Verdict)]
+                       for v in one_by_one if isinstance(v, Verdict)]
+    assert [s[:3] for s in summary] == [(v.kind, v.duplicate_of, v.distance)
+                                        for v in batch if isinstance(v, Verdict)]
     assert len(summary) == len(probes)
     assert sum(v.duplicate_of is not None for v in memory if isinstance(v, Verdict)) > 100

@@ -9,10 +9,10 @@ import random
 import pytest
 import redis.asyncio as aioredis
 
-from tests.index.test_contract import flip, probe
+from tests.index.test_contract import BASE, flip, probe
 from worker.errors import IndexUnavailable, LayoutMismatch
 from worker.index import RedisIndex
-from worker.index.keys import ids_key, namespace_prefix
+from worker.index.keys import RECENT_SLOTS, ids_key, namespace_prefix
 from worker.layouts import Layout, multi_index, pigeonhole, sampled
 from worker.verdict import Kind, Verdict
 
@@ -27,7 +27,7 @@ async def test_layout_is_recorded_and_a_different_one_is_refused(
         await RedisIndex(redis_client, "news", multi_index(3, 2)).ensure_layout()
     await RedisIndex(redis_client, "other", pigeonhole(5)).ensure_layout()  # other namespace
     meta = await redis_client.hgetall(namespace_prefix("news") + "meta")
-    assert meta == {b"format": b"3", b"layout": b"pigeonhole", b"threshold": b"3",
+    assert meta == {b"format": b"4", b"layout": b"pigeonhole", b"threshold": b"3",
                     b"related_threshold": b"3", b"verify_threshold": b"-1",
                     b"tables": b"63-48/0 47-32/0 31-16/0 15-0/0"}
     with pytest.raises(LayoutMismatch, match="related_threshold"):  # same tables, other k
@@ -66,6 +66,15 @@ async def test_bucket_entries_are_fingerprint_sequence_and_time(
             f"doc-{seq}".encode())
 
 
+async def assert_only_bookkeeping_left(client: aioredis.Redis, namespace: str) -> None:
+    """The layout, the sequence counter and the recent-inserts ring, all of its slots zeroed:
+    no trace of any article."""
+    left = sorted(k.decode() for k in await client.keys("*"))
+    assert left == [namespace_prefix(namespace) + name for name in ("meta", "recent", "seq")]
+    ring = await client.get(namespace_prefix(namespace) + "recent")
+    assert ring and not ring.strip(b"\0")
+
+
 @pytest.mark.parametrize("layout", [pigeonhole(3), multi_index(7, 3), sampled(5, 6, 12)],
                          ids=lambda layout: layout.name())
 async def test_forgetting_every_article_leaves_no_entry_behind(
@@ -79,8 +88,7 @@ async def test_forgetting_every_article_leaves_no_entry_behind(
     await index.check_and_insert(probes)
     await index.check_and_insert([probe("a0", 1, content="new text")])  # a replacement
     assert all(await index.forget([p.id for p in probes]))
-    left = sorted(k.decode() for k in await redis_client.keys("*"))
-    assert left == [namespace_prefix("tidy") + "meta", namespace_prefix("tidy") + "seq"]
+    await assert_only_bookkeeping_left(redis_client, "tidy")
 
 
 async def test_the_sweep_leaves_nothing_of_expired_articles(
@@ -99,8 +107,7 @@ async def test_the_sweep_leaves_nothing_of_expired_articles(
         if not await redis_client.exists(namespace_prefix("sweep") + "sweep"):
             break
     assert removed == len(probes)
-    left = sorted(k.decode() for k in await redis_client.keys("*"))
-    assert left == [namespace_prefix("sweep") + "meta", namespace_prefix("sweep") + "seq"]
+    await assert_only_bookkeeping_left(redis_client, "sweep")
 
 
 async def test_concurrent_clients_never_both_call_a_pair_unique(
@@ -144,3 +151,45 @@ async def test_a_flushed_script_cache_is_reloaded(redis_client: aioredis.Redis) 
     await redis_client.script_flush()  # as after a Redis restart
     outcomes = await index.check_and_insert([probe("a", 1), probe("b", 1)])
     assert [o.kind for o in outcomes if isinstance(o, Verdict)] == [Kind.UNIQUE, Kind.NEAR]
+
+
+# The worker reads an article's buckets, then the script decides (worker/index/redis.py). What
+# happens between the two steps, staged with the index's private steps:
+
+async def test_an_article_inserted_after_the_read_is_found_by_the_script(
+        redis_client: aioredis.Redis) -> None:
+    index = RedisIndex(redis_client, "between", multi_index(7, 3))
+    late = probe("late", flip(BASE, [3, 40]))
+    reads = await index._read([late])
+    assert reads[0] is not None and reads[0].found.entry == b""  # nothing there yet
+    await index.check_and_insert([probe("first", BASE)])  # another replica, meanwhile
+    [v] = await index._decide([late], reads)
+    assert (v.kind, v.duplicate_of, v.distance) == (Kind.NEAR, "first", 2)
+
+
+async def test_a_nearest_entry_removed_after_the_read_sends_the_script_searching(
+        redis_client: aioredis.Redis) -> None:
+    index = RedisIndex(redis_client, "removed", multi_index(7, 3))
+    # Two originals 8 bits apart, 2 and 6 bits from the article.
+    await index.check_and_insert([probe("closest", flip(BASE, [1, 2])),
+                                  probe("other", flip(BASE, [10, 20, 30, 40, 50, 60]))])
+    article = probe("article", BASE)
+    reads = await index._read([article])
+    assert reads[0] is not None and reads[0].found.entry[:8] == flip(BASE, [1, 2]).to_bytes(8)
+    await index.forget(["closest"])
+    [v] = await index._decide([article], reads)
+    assert (v.kind, v.duplicate_of, v.distance) == (Kind.NEAR, "other", 6)
+
+
+async def test_a_read_older_than_the_recent_ring_sends_the_script_searching(
+        redis_client: aioredis.Redis) -> None:
+    index = RedisIndex(redis_client, "wrapped", multi_index(7, 3))
+    article = probe("article", BASE)
+    reads = await index._read([article])  # an empty index, counter at 0
+    await index.check_and_insert([probe("first", flip(BASE, [5, 6]))])
+    # As if more articles than the ring holds had been inserted since the read: the counter
+    # has moved on, and first's slot holds a later entry (here: zeros).
+    await redis_client.incrby(namespace_prefix("wrapped") + "seq", RECENT_SLOTS)
+    await redis_client.setrange(namespace_prefix("wrapped") + "recent", 0, bytes(24))
+    [v] = await index._decide([article], reads)
+    assert (v.kind, v.duplicate_of, v.distance) == (Kind.NEAR, "first", 2)

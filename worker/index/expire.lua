@@ -1,21 +1,21 @@
 -- One step of the sweep that reclaims articles older than the retention window, including
 -- those that nothing reads any more (duplicates' records, buckets no article probes).
 --
--- KEYS[1..4] docs, exact, ids, meta (as in check_and_insert.lua)
--- KEYS[5]    the sweep's cursor into docs, shared by every worker
+-- KEYS[1..5] docs, exact, ids, meta, recent (as in check_and_insert.lua)
+-- KEYS[6]    the sweep's cursor into docs, shared by every worker
 -- ARGV[1]    bucket key prefix; ARGV[2] retention in seconds; ARGV[3] records to look at
 -- Reply: {records removed, the cursor after this step ("0": a full pass ended)}
 local now = redis.call('TIME')
 local cutoff = tonumber(now[1]) - tonumber(ARGV[2])
-local page = redis.call('HSCAN', KEYS[1], redis.call('GET', KEYS[5]) or '0',
+local page = redis.call('HSCAN', KEYS[1], redis.call('GET', KEYS[6]) or '0',
                         'COUNT', ARGV[3])
 local removed = 0
 local fields = page[2]
 for i = 1, #fields, 2 do
   if seen_ms_of(fields[i + 1]) < cutoff * 1000 then
-    remove_article(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], fields[i], fields[i + 1], cutoff)
+    remove_article(KEYS, ARGV[1], fields[i], fields[i + 1], cutoff)
     removed = removed + 1
   end
 end
-if page[1] == '0' then redis.call('DEL', KEYS[5]) else redis.call('SET', KEYS[5], page[1]) end
+if page[1] == '0' then redis.call('DEL', KEYS[6]) else redis.call('SET', KEYS[6], page[1]) end
 return {removed, page[1]}

@@ -1,12 +1,12 @@
 -- Forget articles: they no longer match, and their ids may be used again.
 --
--- KEYS[1..4] docs, exact, ids, meta (as in check_and_insert.lua)
+-- KEYS[1..5] docs, exact, ids, meta, recent (as in check_and_insert.lua)
 -- ARGV[1]    bucket key prefix; ARGV[2..] article ids
 -- Reply: for each id, 1 if it was in the index, else 0.
 local replies = {}
 for i = 2, #ARGV do
   local record = redis.call('HGET', KEYS[1], ARGV[i])
-  if record then remove_article(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[i], record) end
+  if record then remove_article(KEYS, ARGV[1], ARGV[i], record) end
   replies[#replies + 1] = record and 1 or 0
 end
 return replies

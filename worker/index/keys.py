@@ -14,6 +14,8 @@ IDS = "ids"  # HASH: 4-byte sequence number -> id (bucket entries hold the numbe
 SWEEP = "sweep"  # the expiry sweep's cursor into DOCS
 SEQ = "seq"  # counter: sequence numbers, in the order originals are first seen
 TABLE = "t"  # string per table key: 24-byte entries, see remove.lua
+RECENT = "recent"  # string: ring of the entries inserted last, slot (seq - 1) % RECENT_SLOTS
+RECENT_SLOTS = 65536  # as in remove.lua
 
 
 def namespace_prefix(namespace: str) -> str:
@@ -42,6 +44,10 @@ def sweep_key(namespace: str) -> str:
 
 def seq_key(namespace: str) -> str:
     return namespace_prefix(namespace) + SEQ
+
+
+def recent_key(namespace: str) -> str:
+    return namespace_prefix(namespace) + RECENT
 
 
 def bucket_prefix(namespace: str) -> str:

@@ -3,32 +3,47 @@ record per id.
 
 Each article is decided by one Lua script call (check_and_insert.lua), so replicas that
 process near-duplicates at the same moment are serialised by Redis: one of them is first.
+Before it, the worker reads the article's probed buckets (one MGET) and compares their entries
+itself (worker/index/nearest.py); the script then compares only what was inserted since.
 forget.lua removes articles, expire.lua sweeps out expired ones. Each script starts with
 remove.lua, which they share.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 
+import hiredis
 import redis.asyncio as aioredis
 import redis.exceptions
+from redis.asyncio.connection import (
+    AbstractConnection,
+    Connection,
+    SSLConnection,
+    UnixDomainSocketConnection,
+)
 
 from worker.errors import IndexStoreError, IndexUnavailable, LayoutMismatch
 from worker.index import keys
 from worker.index.base import DEFAULT_MAX_BUCKET_READ, Outcome, check_thresholds
-from worker.layouts import Layout, Table, pigeonhole
+from worker.index.nearest import Nearest, nearest
+from worker.layouts import Layout, Table, neighbours, pigeonhole
 from worker.simhash import from_bytes, to_bytes
 from worker.verdict import Kind, Probe, Verdict
 
-LAYOUT_FORMAT = "3"  # bump when the stored record or key layout changes
+LAYOUT_FORMAT = "4"  # bump when the stored record or key layout changes
 # What a Redis ACL user needs (docs/operations.md; tested in tests/security).
 REDIS_ACL_COMMANDS = "+@scripting +@hash +@string +@transaction +@connection +time +del"
 
+
+READ_PART = 16  # articles whose buckets are read in one pipeline
 
 CHECK_AND_INSERT = "check_and_insert.lua"
 FORGET = "forget.lua"
@@ -56,7 +71,38 @@ def connect(url: str, cluster: bool = False) -> Client:
     key of a namespace shares its hash tag, so each script call runs on one node)."""
     if cluster:
         return aioredis.RedisCluster.from_url(url, decode_responses=False)
-    return aioredis.Redis.from_url(url, decode_responses=False)
+    client = aioredis.Redis.from_url(url, decode_responses=False)
+    pool = client.connection_pool
+    pool.connection_class = _PACKING_IN_C.get(pool.connection_class, pool.connection_class)
+    return client
+
+
+@cache
+def _hex_digits(width: int) -> list[str] | None:
+    """Every key of a table this wide in hex, if that is at most 65,536 strings (~3.5 MB):
+    looking names up is 4x faster than formatting ~190 of them per article."""
+    if width > 16:
+        return None
+    return [format(key, f"0{(width + 3) // 4}x") for key in range(1 << width)]
+
+
+class _PackInC:
+    """redis-py's asyncio connections pack commands in Python, copying the command so far
+    again for every argument (~0.3 ms for a 190-key MGET); its sync ones use hiredis, in C."""
+
+    def pack_command(self, *args: Any) -> list[bytes]:
+        if isinstance(args[0], str):  # "SCRIPT LOAD": two words, sent as two arguments
+            args = (*args[0].encode().split(), *args[1:])
+        try:
+            return [hiredis.pack_command(args)]
+        except TypeError as exc:
+            raise redis.exceptions.DataError(str(exc)) from exc
+
+
+_PACKING_IN_C: dict[type[AbstractConnection], type[AbstractConnection]] = {
+    base: type(base.__name__, (_PackInC, base), {})
+    for base in (Connection, SSLConnection, UnixDomainSocketConnection)
+}
 
 
 class RedisIndex:
@@ -76,10 +122,16 @@ class RedisIndex:
         self.max_bucket_read = max_bucket_read
         self.retention_s = retention_s
         self._keys = (keys.docs_key(namespace), keys.exact_key(namespace),
-                      keys.ids_key(namespace), keys.meta_key(namespace))
+                      keys.ids_key(namespace), keys.meta_key(namespace),
+                      keys.recent_key(namespace))
         self._seq = keys.seq_key(namespace)
         # The arguments after the table keys: the same for every article.
         self._shape = [(t.width, t.radius, _first_half(t)) for t in self.layout.tables]
+        # Per table: the bucket name's start, the key's width, and the keys within its radius
+        # of key 0 (XOR one with an article's key to get its probed key).
+        self._probes = [(f"{keys.bucket_prefix(namespace)}{i}:", t.width,
+                         list(neighbours(0, t.width, t.radius)))
+                        for i, t in enumerate(self.layout.tables)]
         self._layout_checked = False
 
     @classmethod
@@ -125,11 +177,64 @@ class RedisIndex:
         return [keys.bucket_key(self.namespace, i, key, table.width) for i, (table, key)
                 in enumerate(zip(self.layout.tables, self.layout.keys(fingerprint), strict=True))]
 
+    def probed_keys(self, fingerprint: int) -> list[str]:
+        """Every bucket a check of `fingerprint` reads: in each table, the keys within the
+        table's radius of the fingerprint's own."""
+        names = []
+        for (start, width, flips), key in zip(self._probes, self.layout.keys(fingerprint),
+                                              strict=True):
+            digits = _hex_digits(width)
+            if digits is not None:
+                names += [start + digits[key ^ flip] for flip in flips]
+            else:
+                names += [start + format(key ^ flip, f"0{(width + 3) // 4}x") for flip in flips]
+        return names
+
     async def check_and_insert(self, probes: Sequence[Probe]) -> list[Outcome]:
         if not probes:
             return []
-        replies = await self._run(CHECK_AND_INSERT, self._check_calls(probes))
+        if self.max_bucket_read <= 0:
+            return await self._decide(probes, [None] * len(probes))
+        # Reads in parts on parallel connections: the worker compares one part's entries
+        # while Redis serves the next. The decisions go in one pipeline, in order.
+        parts = [probes[i:i + READ_PART] for i in range(0, len(probes), READ_PART)]
+        reads = [r for part in await asyncio.gather(*map(self._read, parts)) for r in part]
+        return await self._decide(probes, reads)
+
+    async def _decide(self, probes: Sequence[Probe], reads: Sequence[Read | None],
+                      ) -> list[Outcome]:
+        """The script calls that decide and insert, given what `_read` found."""
+        replies = await self._run(CHECK_AND_INSERT, self._check_calls(probes, reads))
         return [_outcome(p, r) for p, r in zip(probes, replies, strict=True)]
+
+    async def _read(self, probes: Sequence[Probe]) -> list[Read | None]:
+        """For each probe with a fingerprint: the sequence counter and the nearest entry of
+        its probed buckets, read together (one MGET, atomic) in one pipeline."""
+        probed = [self.probed_keys(p.fingerprint) if p.fingerprint is not None else None
+                  for p in probes]
+        if not any(probed):
+            return [None] * len(probes)
+        try:
+            async with self.client.pipeline(transaction=False) as pipe:
+                for wanted in filter(None, probed):
+                    pipe.execute_command("MGET", self._seq, *wanted)
+                replies = iter(await pipe.execute())
+        except redis.exceptions.RedisError as exc:
+            raise _translate(exc) from exc
+        cutoff = int(time.time()) - self.retention_s if self.retention_s else None
+        reads: list[Read | None] = []
+        for probe, names in zip(probes, probed, strict=True):
+            if probe.fingerprint is None or not names:
+                reads.append(None)
+                continue
+            counter, *buckets = next(replies)
+            verify = probe.verify if self.verify_threshold >= 0 else None
+            reads.append(Read(int(counter or 0), names, nearest(
+                buckets, probe.fingerprint, radius=self.layout.threshold,
+                max_read=self.max_bucket_read, verify=verify,
+                verify_threshold=self.verify_threshold if verify is not None else -1,
+                cutoff_s=cutoff)))
+        return reads
 
     async def forget(self, ids: Sequence[str]) -> list[bool]:
         """Remove articles from every table; True for each id that was in the index."""
@@ -151,10 +256,11 @@ class RedisIndex:
         [(removed, _)] = await self._run(EXPIRE, [call])
         return int(removed)
 
-    def _check_calls(self, probes: Sequence[Probe]) -> list[list[Any]]:
+    def _check_calls(self, probes: Sequence[Probe],
+                     reads: Sequence[Read | None]) -> list[list[Any]]:
         prefix = keys.bucket_prefix(self.namespace)
         calls = []
-        for probe in probes:
+        for probe, read in zip(probes, reads, strict=True):
             fp = probe.fingerprint
             tables: list[int] = []
             if fp is not None:
@@ -167,7 +273,9 @@ class RedisIndex:
                           self.max_bucket_read, prefix, self.retention_s,
                           self.layout.threshold,
                           to_bytes(verify) if verify is not None else b"",
-                          self.verify_threshold if verify is not None else -1, *tables])
+                          self.verify_threshold if verify is not None else -1,
+                          *(read.arguments() if read else NOT_READ),
+                          *tables])
         return calls
 
     async def _run(self, script: str, calls: list[list[Any]]) -> list[Any]:
@@ -196,6 +304,24 @@ class RedisIndex:
 
     async def close(self) -> None:
         await self.client.aclose()
+
+
+@dataclass(frozen=True)
+class Read:
+    """What the worker read for one article before its script call."""
+
+    snapshot: int  # the sequence counter when the buckets were read
+    keys: list[str]  # the buckets read
+    found: Nearest
+
+    def arguments(self) -> list[Any]:
+        """ARGV[11..] of check_and_insert.lua, up to the tables."""
+        expired = [self.keys[i] for i in self.found.expired]
+        return [self.snapshot, self.found.entry, self.found.candidates, self.found.hot,
+                len(expired), *expired]
+
+
+NOT_READ = [b"", b"", 0, 0, 0]  # Read.arguments when the worker read nothing
 
 
 def _first_half(table: Table) -> int:

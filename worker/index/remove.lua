@@ -10,6 +10,12 @@ local ZERO4 = string.rep('\0', 4)
 -- A bucket entry: fingerprint (8) | sequence number (4) | first seen, unix s (4) |
 -- verification fingerprint (8; zeros without one)
 local ENTRY = 24
+-- The ring of recent inserts: the entry of sequence number s sits in slot (s - 1) % RECENT_SLOTS
+-- (check_and_insert.lua compares an article with what was inserted since the caller read
+-- its buckets). Keep equal to RECENT_SLOTS in worker/index/keys.py.
+local RECENT_SLOTS = 65536
+
+local function recent_offset(seq_number) return ((seq_number - 1) % RECENT_SLOTS) * ENTRY end
 
 local function seen_ms_of(record) return (struct.unpack('>d', string.sub(record, 36, 43))) end
 
@@ -65,11 +71,17 @@ local function cut_expired(bucket, blob, cutoff_s)
   return blob
 end
 
--- Remove article `id` (whose record is `record`) from every structure of the index. With
--- `cutoff_s` (the article has expired), every older entry of its buckets goes with it.
-local function remove_article(docs, exact, ids, meta, prefix, id, record, cutoff_s)
+-- Remove article `id` (whose record is `record`) from every structure of the index. `K`: the
+-- scripts' KEYS, which start with docs, exact, ids, meta, recent. With `cutoff_s` (the
+-- article has expired), every older entry of its buckets goes with it.
+local function remove_article(K, prefix, id, record, cutoff_s)
+  local docs, exact, ids, meta, recent = K[1], K[2], K[3], K[4], K[5]
   local seq = string.sub(record, 44, 47)
   if seq ~= ZERO4 then
+    local offset = recent_offset(struct.unpack('>I4', seq))
+    if redis.call('GETRANGE', recent, offset + 8, offset + 11) == seq then
+      redis.call('SETRANGE', recent, offset, string.rep('\0', ENTRY))
+    end
     local spec = redis.call('HGET', meta, 'tables')
     for _, bucket in ipairs(bucket_keys_of(spec, string.sub(record, 17, 24), prefix)) do
       if cutoff_s then

@@ -1,0 +1,43 @@
+"""The worker-side comparison of bucket entries (no Redis)."""
+
+from __future__ import annotations
+
+from worker.index.nearest import ENTRY, nearest
+
+
+def entry(fp: int, seq: int, seen: int = 100, verify: int = 0) -> bytes:
+    return fp.to_bytes(8) + seq.to_bytes(4) + seen.to_bytes(4) + verify.to_bytes(8)
+
+
+FP = 0xF0E1D2C3B4A59687  # top bit set: compared unsigned
+
+
+def test_the_closest_within_the_radius_wins_and_ties_go_to_the_first_seen() -> None:
+    buckets = [entry(FP ^ 0b111, 1) + entry(FP ^ 0b1, 5), None, entry(FP ^ 0b10, 3),
+               entry(FP ^ (1 << 63), 9)]
+    found = nearest(buckets, FP, radius=3, max_read=100)
+    assert found.entry == entry(FP ^ 0b10, 3)  # 1 bit, like seq 5 and seq 9, but seen first
+    assert (found.candidates, found.hot, found.expired) == (4, 0, ())
+    assert nearest(buckets, FP ^ 0xFF00, radius=3, max_read=100).entry == b""
+
+
+def test_verification_fingerprints_must_be_within_their_threshold() -> None:
+    buckets = [entry(FP ^ 1, 1, verify=0xFFFF) + entry(FP ^ 0b11, 2, verify=0b111)]
+    found = nearest(buckets, FP, radius=4, max_read=100, verify=0, verify_threshold=3)
+    assert found.entry == entry(FP ^ 0b11, 2, verify=0b111)
+    assert nearest(buckets, FP, radius=4, max_read=100, verify=0,
+                   verify_threshold=2).entry == b""
+
+
+def test_expired_entries_do_not_match_and_their_buckets_are_reported() -> None:
+    buckets = [entry(FP, 1, seen=50) + entry(FP ^ 1, 2, seen=150), entry(FP ^ 3, 3, seen=200)]
+    found = nearest(buckets, FP, radius=3, max_read=100, cutoff_s=100)
+    assert (found.entry, found.candidates, found.expired) == (entry(FP ^ 1, 2, seen=150), 2,
+                                                              (0,))
+
+
+def test_only_the_newest_entries_of_a_crowded_bucket_count() -> None:
+    crowded = b"".join(entry(FP, seq) for seq in range(1, 11))
+    found = nearest([crowded], FP, radius=0, max_read=4)
+    assert (found.entry, found.candidates, found.hot) == (entry(FP, 7), 4, 1)
+    assert ENTRY.itemsize == 24
