@@ -1,13 +1,18 @@
 """The do-nothing baseline for bench_end_to_end: consume the input topic, produce the same bytes
-to the unique topic, commit. Same faust settings, batching and send-then-ack as the worker."""
+to the unique topic, commit. Same faust settings, batching and send-then-ack (Outbox) as the
+worker."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
 
 import faust
 
 from worker.app import base_app, batches, input_topic
+from worker.outbox import Outbox
 from worker.settings import Settings
 
 
@@ -18,10 +23,19 @@ def create_passthrough(settings: Settings) -> faust.App:
 
     @app.agent(source, name="passthrough")
     async def forward(stream: faust.StreamT[bytes]) -> None:
-        async for events in batches(stream, settings):
+        outbox = Outbox(stream)
+
+        async def send(events: Sequence[Any]) -> None:
             pending = [await sink.send(key=e.message.key, value=e.message.value, force=True)
                        for e in events]
             await asyncio.gather(*pending)
+
+        try:
+            async for events in batches(stream, settings):
+                await outbox.put(events, partial(send, events))
+            await outbox.flush()
+        finally:
+            outbox.abandon()
 
     return app
 

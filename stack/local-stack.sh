@@ -5,6 +5,9 @@
 #   stack/local-stack.sh install        fetch the Kafka jars (cached in ~/.m2); install redis-server
 #   stack/local-stack.sh up [SERVICE]   start both, or only kafka or redis; wait until ready
 #   stack/local-stack.sh down [SERVICE] stop what `up` started
+#   stack/local-stack.sh wipe           delete the stopped services' data (topics, Redis keys);
+#                                       benchmarks start from a wiped stack: a broker holding
+#                                       thousands of old test partitions is measurably slower
 #   stack/local-stack.sh status         print what runs
 #   stack/local-stack.sh running        exit 0 if both answer (for scripts)
 #   stack/local-stack.sh up cluster     a 3-node Redis Cluster (no replicas) on ports
@@ -199,6 +202,11 @@ case "${1:-}" in
     if [ "${2:-}" = cluster ]; then cluster_down; exit 0; fi
     [ "${2:-kafka}" != kafka ] || stop_pid "$state/kafka.pid" kafka
     [ "${2:-redis}" != redis ] || stop_pid "$state/redis.pid" redis ;;
+  wipe)
+    if pid_alive "$state/kafka.pid" || redis_ready; then
+      echo "local-stack: stop the services first ($0 down)" >&2; exit 1
+    fi
+    rm -rf "$state/kafka-data" "$state/redis"; log "data wiped" ;;
   running)
     pid_alive "$state/kafka.pid" && redis_ready ;;
   status)
@@ -206,5 +214,5 @@ case "${1:-}" in
       || echo "kafka: stopped"
     redis_ready && echo "redis: answers on $redis_port" \
       || echo "redis: stopped" ;;
-  *) echo "usage: $0 install|up|down|status|running" >&2; exit 2 ;;
+  *) echo "usage: $0 install|up|down|wipe|status|running" >&2; exit 2 ;;
 esac

@@ -1,8 +1,9 @@
 """The faust stream app: glue between Kafka and the Decider. Thin on purpose.
 
 At-least-once: a batch's verdicts are produced and acknowledged by Kafka before its events are
-acked, and faust commits only acked offsets. A redelivered message gets its first verdict again
-(the index keeps one record per id).
+acked (worker/outbox.py, which sends them while the next batch is decided), and faust commits
+only acked offsets. A redelivered message gets its first verdict again (the index keeps one
+record per id).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Sequence
+from functools import partial
 from typing import Any, cast
 
 import faust
@@ -22,6 +24,7 @@ from worker.index.redis import connect
 from worker.kafka import KafkaProbe, ssl_context
 from worker.messages import Destination, Source, output_messages
 from worker.observability import Check, HealthServer, Metrics, TimedIndex
+from worker.outbox import Outbox
 from worker.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -48,14 +51,17 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> faust.App:
     async def dedup(stream: faust.StreamT[bytes]) -> None:
         index = _index(settings, metrics)
         decider = Decider.from_settings(settings, index)
+        outbox = Outbox(stream)
         try:
             async for events in batches(stream, settings):
                 with metrics.batch_seconds.time():
                     values = [e.message.value for e in events]
                     decisions = await _decide_with_retry(decider, values, metrics)
-                    await _publish(events, decisions, sinks, settings)
-                _observe(metrics, events, decisions)
+                await outbox.put(events, partial(_publish, events, decisions, sinks, settings,
+                                                 metrics))
+            await outbox.flush()
         finally:
+            outbox.abandon()
             await index.close()
 
     if settings.retention_s:
@@ -126,10 +132,9 @@ def input_topic(app: faust.App, settings: Settings) -> faust.TopicT:
 
 
 def batches(stream: faust.StreamT[bytes], settings: Settings) -> AsyncIterator[Sequence[Any]]:
-    """The stream's events in batches. Each batch's events are acked when the loop body that
-    received it finishes, so an offset is committed only after its verdict was sent."""
-    return cast(faust.Stream[bytes], stream).take_events(settings.batch_size,
-                                                         within=settings.batch_wait_ms / 1000)
+    """The stream's events in batches, not acked: Outbox acks them once their output is out."""
+    return cast(faust.Stream[bytes], stream).noack_take(settings.batch_size,
+                                                        within=settings.batch_wait_ms / 1000)
 
 
 async def _decide_with_retry(decider: Decider, values: Sequence[bytes | None],
@@ -156,7 +161,8 @@ def _observe(metrics: Metrics, events: Sequence[Any], decisions: Sequence[Decisi
 
 
 async def _publish(events: Sequence[Any], decisions: Sequence[Decision],
-                   sinks: dict[Destination, faust.TopicT], settings: Settings) -> None:
+                   sinks: dict[Destination, faust.TopicT], settings: Settings,
+                   metrics: Metrics) -> None:
     """Send every verdict and wait until Kafka has them all."""
     pending = []
     for event, decision in zip(events, decisions, strict=True):
@@ -170,3 +176,4 @@ async def _publish(events: Sequence[Any], decisions: Sequence[Decision],
             pending.append(await sinks[out.destination].send(key=out.key, value=out.value,
                                                              force=True))
     await asyncio.gather(*pending)
+    _observe(metrics, events, decisions)

@@ -43,7 +43,7 @@ class Metrics:
         self.latency = Histogram("dedup_latency_seconds", "From an input message's timestamp "
                                  "to its verdict acknowledged by Kafka", buckets=LATENCY_BUCKETS,
                                  registry=r)
-        self.batch_seconds = Histogram("dedup_batch_seconds", "Deciding and sending one batch",
+        self.batch_seconds = Histogram("dedup_batch_seconds", "Deciding one batch",
                                        buckets=LATENCY_BUCKETS, registry=r)
         self.index_seconds = Histogram("dedup_index_seconds", "One index round trip (a whole "
                                        "batch of Lua calls)", buckets=LATENCY_BUCKETS, registry=r)
