@@ -7,7 +7,9 @@ from click.testing import CliRunner
 
 from worker.cli import main
 from worker.errors import ConfigError
-from worker.idf import IdfTable, default_table
+from worker.fingerprint import Fingerprinter
+from worker.idf import IdfTable, default_table, jieba_table
+from worker.tokens import HAN_CHAR
 
 
 def test_build_keeps_units_below_the_cap() -> None:
@@ -65,3 +67,17 @@ def test_tables_of_two_languages_merge() -> None:
     assert both.weight("的") == zh.weight("的")
     with pytest.raises(ValueError, match="caps"):
         en.merged(IdfTable.build([["x"]], cap=3.0))
+
+
+def test_jieba_words_are_weighed_by_jiebas_own_table() -> None:
+    table = jieba_table()
+    packaged = default_table()
+    assert table.weights["中国"] == pytest.approx(3.02732068666 + 1, abs=1e-4)  # jieba's, +1
+    assert table.weights["的"] == pytest.approx(0.88474202619 + 1, abs=1e-4)
+    assert table.weights["the"] == packaged.weights["the"]  # English words kept
+    han_only_in_packaged = [u for u in packaged.weights if HAN_CHAR.search(u)
+                            and u not in table.weights]
+    assert han_only_in_packaged  # the packaged character weights are not carried over
+    assert all(w < table.cap for w in table.weights.values())
+    assert Fingerprinter(chinese="jieba").idf is table
+    assert Fingerprinter().idf is packaged

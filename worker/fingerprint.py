@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import xxhash
 
-from worker.idf import IdfTable, default_table
+from worker.idf import IdfTable, default_table, jieba_table
 from worker.normalize import normalize
 from worker.settings import CHINESE_MODES, FEATURE_MODES
 from worker.simhash import feature_hashes, shingle_hashes, simhash, simhash_of
@@ -35,7 +35,8 @@ class Fingerprinter:
 
     def __init__(self, shingle_size: int = 3, chinese: str = "bigrams", min_words: float = 20,
                  features: str = "words", idf: IdfTable | None = None) -> None:
-        """`idf` weighs units in "words" mode (default: the table shipped with the package)."""
+        """`idf` weighs units in "words" mode (default: the table shipped with the package;
+        with jieba words, jieba's own table for the Chinese ones)."""
         if min_words < 0:
             raise ValueError(f"min_words must be >= 0, got {min_words}")
         if chinese not in CHINESE_MODES:
@@ -46,7 +47,9 @@ class Fingerprinter:
         self.chinese = chinese
         self.min_words = min_words
         self.features = features
-        self.idf = idf if idf is not None or features != "words" else default_table()
+        if idf is None and features == "words":
+            idf = jieba_table() if chinese == "jieba" else default_table()
+        self.idf = idf
         # Validates the options, and loads the tables (normalisation, jieba's dictionary) now
         # rather than on the first article, whose latency would pay for them.
         self("warm-up 预热")

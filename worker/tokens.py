@@ -12,7 +12,7 @@ from itertools import pairwise
 
 # Han ideographs: CJK Unified Ideographs, Extension A, compatibility block, Extensions B-G.
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
-_HAN_CHAR = re.compile(f"[{_HAN}]")
+HAN_CHAR = re.compile(f"[{_HAN}]")
 _RUN = re.compile(f"[{_HAN}]+|[^{_HAN}]+")  # within one whitespace-free token
 
 HAN_CHARS_PER_WORD = 2  # for length limits a Han character counts as half a word
@@ -37,7 +37,7 @@ def tokenize(normalized: str, shingle_size: int = 3, chinese: str = "bigrams") -
         raise ValueError(f"shingle_size must be >= 1, got {shingle_size}")
     cut_han = _han_cutter(chinese)
     tokens = normalized.split()
-    if not _HAN_CHAR.search(normalized):  # the common case, and much faster
+    if not HAN_CHAR.search(normalized):  # the common case, and much faster
         return Features(shingles(tokens, shingle_size) if tokens else [], len(tokens))
 
     items: list[str] = []
@@ -45,8 +45,8 @@ def tokenize(normalized: str, shingle_size: int = 3, chinese: str = "bigrams") -
     han: list[str] = []
     n_words = n_han = 0
     for token in tokens:
-        for run in _RUN.findall(token) if _HAN_CHAR.search(token) else (token,):
-            if _HAN_CHAR.match(run):
+        for run in _RUN.findall(token) if HAN_CHAR.search(token) else (token,):
+            if HAN_CHAR.match(run):
                 if words:
                     items += shingles(words, shingle_size)
                     words = []
@@ -69,17 +69,17 @@ def units(normalized: str, chinese: str = "bigrams") -> Features:
     """The text's units in order: words of space-separated scripts; in Han runs single
     characters (or jieba words with `chinese="jieba"`). Features for the words mode."""
     tokens = normalized.split()
-    if not _HAN_CHAR.search(normalized):
+    if not HAN_CHAR.search(normalized):
         return Features(tokens, len(tokens))
     out: list[str] = []
     n_words = n_han = 0
     for token in tokens:
-        if not _HAN_CHAR.search(token):
+        if not HAN_CHAR.search(token):
             out.append(token)
             n_words += 1
             continue
         for run in _RUN.findall(token):
-            if not _HAN_CHAR.match(run):
+            if not HAN_CHAR.match(run):
                 out.append(run)
                 n_words += 1
                 continue
