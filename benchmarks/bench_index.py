@@ -104,9 +104,11 @@ async def measure(index: RedisIndex, url: str, layout_label: str, docs: int, cou
     base_memory = (await client.info("memory"))["used_memory"]
     load_s = await load(index, rng, docs, plants.originals)
     memory = ((await client.info("memory"))["used_memory"] - base_memory) / docs
+    settle_s = await settle(client)
     predicted = estimate(layout, docs, index.max_bucket_read)
     print(f"\n{layout_label}: {layout.name()}  [{layout.spec()}]")
-    print(f"  loaded {docs:,} in {load_s:.0f} s ({docs / load_s:,.0f}/s)")
+    print(f"  loaded {docs:,} in {load_s:.0f} s ({docs / load_s:,.0f}/s); AOF rewritten "
+          f"before timing ({settle_s:.0f} s)")
 
     await client.config_resetstat()
     # One at a time: random articles, then the planted copies (they also count as work).
@@ -159,6 +161,30 @@ async def measure(index: RedisIndex, url: str, layout_label: str, docs: int, cou
     print(f"  recall on planted pairs at distance 0..{layout.threshold}: "
           + " ".join(f"{r:.2f}" for r in per_d)
           + f"   (computed: {' '.join(f'{layout.recall(d):.2f}' for d in range(len(per_d)))})")
+
+
+async def settle(client: aioredis.Redis) -> float:
+    """Rewrite Redis's append-only file now, if it keeps one, and wait for that to finish:
+    the load grows the file enough to set off an automatic rewrite, which would otherwise run
+    (a forked process writing every key) during the timed part, on the same cores."""
+    start = time.perf_counter()
+
+    async def idle() -> None:
+        for _ in range(1200):  # up to 10 minutes
+            info = await client.info("persistence")
+            if not (info["aof_rewrite_in_progress"] or info["aof_rewrite_scheduled"]
+                    or info["rdb_bgsave_in_progress"]):
+                return
+            await asyncio.sleep(0.5)
+        raise TimeoutError("Redis is still rewriting its AOF after 10 minutes")
+
+    if not (await client.info("persistence"))["aof_enabled"]:
+        return 0.0
+    await idle()
+    await client.bgrewriteaof()
+    await asyncio.sleep(0.5)
+    await idle()
+    return time.perf_counter() - start
 
 
 async def wipe(client: aioredis.Redis) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from worker.index.nearest import ENTRY, nearest
+from worker.index.nearest import ENTRY, Nearest, Query, nearest
 
 
 def entry(fp: int, seq: int, seen: int = 100, verify: int = 0) -> bytes:
@@ -12,32 +12,50 @@ def entry(fp: int, seq: int, seen: int = 100, verify: int = 0) -> bytes:
 FP = 0xF0E1D2C3B4A59687  # top bit set: compared unsigned
 
 
+def one(buckets: list[bytes | None], fp: int, verify: int | None = None,
+        **options: int) -> Nearest:
+    [found] = nearest([Query(buckets, fp, verify)], **options)
+    return found
+
+
 def test_the_closest_within_the_radius_wins_and_ties_go_to_the_first_seen() -> None:
     buckets = [entry(FP ^ 0b111, 1) + entry(FP ^ 0b1, 5), None, entry(FP ^ 0b10, 3),
                entry(FP ^ (1 << 63), 9)]
-    found = nearest(buckets, FP, radius=3, max_read=100)
+    found = one(buckets, FP, radius=3, max_read=100)
     assert found.entry == entry(FP ^ 0b10, 3)  # 1 bit, like seq 5 and seq 9, but seen first
     assert (found.candidates, found.hot, found.expired) == (4, 0, ())
-    assert nearest(buckets, FP ^ 0xFF00, radius=3, max_read=100).entry == b""
+    assert one(buckets, FP ^ 0xFF00, radius=3, max_read=100).entry == b""
 
 
 def test_verification_fingerprints_must_be_within_their_threshold() -> None:
     buckets = [entry(FP ^ 1, 1, verify=0xFFFF) + entry(FP ^ 0b11, 2, verify=0b111)]
-    found = nearest(buckets, FP, radius=4, max_read=100, verify=0, verify_threshold=3)
+    found = one(buckets, FP, 0, radius=4, max_read=100, verify_threshold=3)
     assert found.entry == entry(FP ^ 0b11, 2, verify=0b111)
-    assert nearest(buckets, FP, radius=4, max_read=100, verify=0,
-                   verify_threshold=2).entry == b""
+    assert one(buckets, FP, 0, radius=4, max_read=100, verify_threshold=2).entry == b""
+    # A query without a verification fingerprint is not verified.
+    assert one(buckets, FP, None, radius=4, max_read=100, verify_threshold=2).entry == (
+        entry(FP ^ 1, 1, verify=0xFFFF))
 
 
 def test_expired_entries_do_not_match_and_their_buckets_are_reported() -> None:
     buckets = [entry(FP, 1, seen=50) + entry(FP ^ 1, 2, seen=150), entry(FP ^ 3, 3, seen=200)]
-    found = nearest(buckets, FP, radius=3, max_read=100, cutoff_s=100)
+    found = one(buckets, FP, radius=3, max_read=100, cutoff_s=100)
     assert (found.entry, found.candidates, found.expired) == (entry(FP ^ 1, 2, seen=150), 2,
                                                               (0,))
 
 
 def test_only_the_newest_entries_of_a_crowded_bucket_count() -> None:
     crowded = b"".join(entry(FP, seq) for seq in range(1, 11))
-    found = nearest([crowded], FP, radius=0, max_read=4)
+    found = one([crowded], FP, radius=0, max_read=4)
     assert (found.entry, found.candidates, found.hot) == (entry(FP, 7), 4, 1)
     assert ENTRY.itemsize == 24
+
+
+def test_a_batch_gives_each_query_its_own_nearest() -> None:
+    shared = entry(FP ^ 1, 1) + entry(FP ^ (1 << 40), 2)
+    other = FP ^ (0xFF << 8)
+    found = nearest([Query([shared], FP), Query([], FP), Query([shared, entry(other, 3)], other),
+                     Query([shared], FP ^ (1 << 40))], radius=2, max_read=100)
+    assert [f.entry for f in found] == [entry(FP ^ 1, 1), b"", entry(other, 3),
+                                        entry(FP ^ (1 << 40), 2)]
+    assert [f.candidates for f in found] == [2, 0, 3, 2]

@@ -11,7 +11,6 @@ remove.lua, which they share.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import time
 from collections.abc import Sequence
@@ -33,7 +32,7 @@ from redis.asyncio.connection import (
 from worker.errors import IndexStoreError, IndexUnavailable, LayoutMismatch
 from worker.index import keys
 from worker.index.base import DEFAULT_MAX_BUCKET_READ, Outcome, check_thresholds
-from worker.index.nearest import Nearest, nearest
+from worker.index.nearest import Nearest, Query, nearest
 from worker.layouts import Layout, Table, neighbours, pigeonhole
 from worker.simhash import from_bytes, to_bytes
 from worker.verdict import Kind, Probe, Verdict
@@ -42,8 +41,6 @@ LAYOUT_FORMAT = "4"  # bump when the stored record or key layout changes
 # What a Redis ACL user needs (docs/operations.md; tested in tests/security).
 REDIS_ACL_COMMANDS = "+@scripting +@hash +@string +@transaction +@connection +time +del"
 
-
-READ_PART = 16  # articles whose buckets are read in one pipeline
 
 CHECK_AND_INSERT = "check_and_insert.lua"
 FORGET = "forget.lua"
@@ -193,12 +190,7 @@ class RedisIndex:
     async def check_and_insert(self, probes: Sequence[Probe]) -> list[Outcome]:
         if not probes:
             return []
-        if self.max_bucket_read <= 0:
-            return await self._decide(probes, [None] * len(probes))
-        # Reads in parts on parallel connections: the worker compares one part's entries
-        # while Redis serves the next. The decisions go in one pipeline, in order.
-        parts = [probes[i:i + READ_PART] for i in range(0, len(probes), READ_PART)]
-        reads = [r for part in await asyncio.gather(*map(self._read, parts)) for r in part]
+        reads = await self._read(probes) if self.max_bucket_read > 0 else [None] * len(probes)
         return await self._decide(probes, reads)
 
     async def _decide(self, probes: Sequence[Probe], reads: Sequence[Read | None],
@@ -218,23 +210,21 @@ class RedisIndex:
             async with self.client.pipeline(transaction=False) as pipe:
                 for wanted in filter(None, probed):
                     pipe.execute_command("MGET", self._seq, *wanted)
-                replies = iter(await pipe.execute())
+                replies = await pipe.execute()
         except redis.exceptions.RedisError as exc:
             raise _translate(exc) from exc
         cutoff = int(time.time()) - self.retention_s if self.retention_s else None
-        reads: list[Read | None] = []
-        for probe, names in zip(probes, probed, strict=True):
-            if probe.fingerprint is None or not names:
-                reads.append(None)
-                continue
-            counter, *buckets = next(replies)
-            verify = probe.verify if self.verify_threshold >= 0 else None
-            reads.append(Read(int(counter or 0), names, nearest(
-                buckets, probe.fingerprint, radius=self.layout.threshold,
-                max_read=self.max_bucket_read, verify=verify,
-                verify_threshold=self.verify_threshold if verify is not None else -1,
-                cutoff_s=cutoff)))
-        return reads
+        verified = self.verify_threshold >= 0
+        queries = [Query(buckets, p.fingerprint, p.verify if verified else None)
+                   for p, (_, *buckets) in zip((p for p in probes if p.fingerprint is not None),
+                                               replies, strict=True)
+                   if p.fingerprint is not None]
+        found = iter(nearest(queries, radius=self.layout.threshold,
+                             max_read=self.max_bucket_read,
+                             verify_threshold=self.verify_threshold, cutoff_s=cutoff))
+        counters = iter(reply[0] for reply in replies)
+        return [Read(int(next(counters) or 0), names, next(found)) if names else None
+                for names in probed]
 
     async def forget(self, ids: Sequence[str]) -> list[bool]:
         """Remove articles from every table; True for each id that was in the index."""
