@@ -45,8 +45,9 @@ class Metrics:
                                  registry=r)
         self.batch_seconds = Histogram("dedup_batch_seconds", "Deciding one batch",
                                        buckets=LATENCY_BUCKETS, registry=r)
-        self.index_seconds = Histogram("dedup_index_seconds", "One index round trip (a whole "
-                                       "batch of Lua calls)", buckets=LATENCY_BUCKETS, registry=r)
+        self.index_seconds = Histogram("dedup_index_seconds", "One batch's index work (bucket "
+                                       "reads, comparison, Lua calls)", buckets=LATENCY_BUCKETS,
+                                       registry=r)
         self.candidates = Histogram("dedup_candidates", "Bucket entries compared per article",
                                     buckets=COUNT_BUCKETS, registry=r)
         self.hot_buckets = Counter("dedup_hot_buckets", "Buckets read only in part (over "
