@@ -169,15 +169,15 @@ elseif fp ~= '' and max_read > 0 then
 
   -- Would the tables have led to this fingerprint (8 bytes)? Always within r for an exact
   -- layout; for sampled tables, not always. Asked only of entries within r.
-  local probed
+  local probed, spec
   local function reachable(other)
     if not probed then
-      probed = {}
+      probed, spec = {}, redis.call('HGET', KEYS[4], 'tables')
       local names = {}
       for _, t in ipairs(tables) do probe_keys(t, names, {}) end
       for _, name in ipairs(names) do probed[name] = true end
     end
-    for _, name in ipairs(bucket_keys_of(redis.call('HGET', KEYS[4], 'tables'), other, prefix)) do
+    for _, name in ipairs(bucket_keys_of(spec, other, prefix)) do
       if probed[name] then return true end
     end
     return false

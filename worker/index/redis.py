@@ -215,10 +215,10 @@ class RedisIndex:
             raise _translate(exc) from exc
         cutoff = int(time.time()) - self.retention_s if self.retention_s else None
         verified = self.verify_threshold >= 0
-        queries = [Query(buckets, p.fingerprint, p.verify if verified else None)
-                   for p, (_, *buckets) in zip((p for p in probes if p.fingerprint is not None),
-                                               replies, strict=True)
-                   if p.fingerprint is not None]
+        searched = [(p.fingerprint, p.verify if verified else None) for p in probes
+                    if p.fingerprint is not None]
+        queries = [Query(buckets, fp, verify)
+                   for (fp, verify), (_, *buckets) in zip(searched, replies, strict=True)]
         found = iter(nearest(queries, radius=self.layout.threshold,
                              max_read=self.max_bucket_read,
                              verify_threshold=self.verify_threshold, cutoff_s=cutoff))
