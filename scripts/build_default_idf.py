@@ -6,13 +6,13 @@ from pathlib import Path
 
 from worker.corpora import news_articles, peoples_daily
 from worker.idf import IdfTable
-from worker.normalize import normalize
+from worker.normalize import normalized_tokens
 from worker.tokens import units
 
 OUT = Path(__file__).resolve().parents[1] / "worker" / "data" / "idf-news.tsv"
 
-english = IdfTable.build(units(normalize(a.text)).items for a in news_articles())
-chinese = IdfTable.build([u for u in units(normalize(t)).items if not u.isascii()]
+english = IdfTable.build(units(normalized_tokens(a.text)).items for a in news_articles())
+chinese = IdfTable.build([u for u in units(normalized_tokens(t)).items if not u.isascii()]
                          for t in peoples_daily())
 english.merged(chinese).save(OUT)
 print(f"wrote {OUT}: {len(english.weights)} English words, {len(chinese.weights)} Han units")

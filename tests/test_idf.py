@@ -9,6 +9,7 @@ from worker.cli import main
 from worker.errors import ConfigError
 from worker.fingerprint import Fingerprinter
 from worker.idf import IdfTable, default_table, jieba_table
+from worker.simhash import feature_hashes
 from worker.tokens import HAN_CHAR
 
 
@@ -81,3 +82,19 @@ def test_jieba_words_are_weighed_by_jiebas_own_table() -> None:
     assert all(w < table.cap for w in table.weights.values())
     assert Fingerprinter(chinese="jieba").idf is table
     assert Fingerprinter().idf is packaged
+
+
+@pytest.mark.parametrize("table", [default_table(), IdfTable({}, 0),
+                                   IdfTable({"a": 1.5, "b": 2.0}, 2)], ids=["packaged", "empty",
+                                                                            "two"])
+def test_weights_by_hash_equal_weights_by_unit(table: IdfTable) -> None:
+    units = [*table.weights, "unknown", "zzz-not-there", "中", "the"] * 2
+    got = table.weights_of(feature_hashes(units))
+    assert got.tolist() == [table.weight(u) for u in units]
+
+
+def test_weights_by_hash_in_a_table_with_crowded_buckets() -> None:
+    # 5,000 units in a table of 2^15 buckets: many buckets hold two or more
+    table = IdfTable({f"w{i}": 1 + i / 10_000 for i in range(5_000)}, 5_000)
+    units = [f"w{i}" for i in range(0, 6_000, 3)]
+    assert table.weights_of(feature_hashes(units)).tolist() == [table.weight(u) for u in units]

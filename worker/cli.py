@@ -257,7 +257,7 @@ def idf_build(file: IO[bytes], out: Path, cap: float) -> None:
     """Build an IDF table from FILE (one JSON article per line, as published)."""
     from worker.articles import Article, decode_article
     from worker.idf import IdfTable
-    from worker.normalize import normalize
+    from worker.normalize import normalized_tokens
     from worker.tokens import units
 
     settings = _settings()
@@ -268,7 +268,7 @@ def idf_build(file: IO[bytes], out: Path, cap: float) -> None:
         for line in file:
             article = decode_article(line.rstrip(b"\r\n"), settings.max_message_bytes)
             if isinstance(article, Article):
-                yield units(normalize(article.text), settings.chinese_tokens).items
+                yield units(normalized_tokens(article.text), settings.chinese_tokens).items
             else:
                 skipped += 1
 

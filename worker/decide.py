@@ -75,7 +75,8 @@ class Decider:
                      decisions: list[Decision | None]) -> None:
         if not items:
             return
-        articles = [(i, a, self.fingerprinter(a.text)) for i, a in items]
+        fingerprints = self.fingerprinter.many([a.text for _, a in items])
+        articles = [(i, a, fp) for (i, a), fp in zip(items, fingerprints, strict=True)]
         verdicts = await self.index.check_and_insert(
             [Probe(a.id, fp.content_hash, fp.simhash, fp.verify) for _, a, fp in articles])
         for (i, article, fp), verdict in zip(articles, verdicts, strict=True):

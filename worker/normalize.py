@@ -12,10 +12,26 @@ def normalize(text: str) -> str:
 
     Two texts that differ only in case, whitespace or punctuation normalise to the same string.
     """
+    return " ".join(normalized_tokens(text))
+
+
+def normalized_tokens(text: str) -> list[str]:
+    """The whitespace-separated tokens of `normalize(text)`."""
+    if text.isascii():  # NFKC leaves ASCII as it is and casefold is lower(): a faster path
+        return text.encode("ascii").translate(ascii_table()).decode("ascii").split()
     folded = unicodedata.normalize("NFKC", text).casefold()
     # casefold can leave a non-NFKC string behind (e.g. 'ǰ' -> 'ǰ'), so normalise again.
     folded = unicodedata.normalize("NFKC", folded)
-    return " ".join(folded.translate(_table()).split())
+    return folded.translate(_table()).split()
+
+
+@cache
+def ascii_table() -> bytes:
+    """For ASCII text, all of `normalize` but collapsing whitespace, as one bytes.translate
+    table: upper case to lower, and what `_table()` maps to a space (it deletes no ASCII)."""
+    table = _table()
+    return bytes(ord(table.get(ord(chr(code).lower())) or chr(code).lower())
+                 for code in range(128)).ljust(256, b" ")
 
 
 @cache

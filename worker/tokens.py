@@ -37,7 +37,7 @@ def tokenize(normalized: str, shingle_size: int = 3, chinese: str = "bigrams") -
         raise ValueError(f"shingle_size must be >= 1, got {shingle_size}")
     cut_han = _han_cutter(chinese)
     tokens = normalized.split()
-    if not HAN_CHAR.search(normalized):  # the common case, and much faster
+    if normalized.isascii() or not HAN_CHAR.search(normalized):  # the common case, faster
         return Features(shingles(tokens, shingle_size) if tokens else [], len(tokens))
 
     items: list[str] = []
@@ -65,11 +65,11 @@ def tokenize(normalized: str, shingle_size: int = 3, chinese: str = "bigrams") -
     return Features(items, n_words + n_han / HAN_CHARS_PER_WORD)
 
 
-def units(normalized: str, chinese: str = "bigrams") -> Features:
-    """The text's units in order: words of space-separated scripts; in Han runs single
+def units(tokens: list[str], chinese: str = "bigrams") -> Features:
+    """The units, in order, of a normalised text given as its tokens
+    (`normalize.normalized_tokens`): words of space-separated scripts; in Han runs single
     characters (or jieba words with `chinese="jieba"`). Features for the words mode."""
-    tokens = normalized.split()
-    if not HAN_CHAR.search(normalized):
+    if all(map(str.isascii, tokens)):  # no Han: the tokens are the units
         return Features(tokens, len(tokens))
     out: list[str] = []
     n_words = n_han = 0

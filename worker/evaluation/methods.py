@@ -50,8 +50,7 @@ class Ours:
         index = MemoryIndex(pigeonhole(self.threshold), verify_threshold=verify,
                             clock_ms=lambda: 0)
         out: list[str | None] = []
-        for item in items:
-            fp = fingerprint(item.text)
+        for item, fp in zip(items, fingerprint.many([i.text for i in items]), strict=True):
             verdict = index.check_and_insert_one(Probe(item.id, fp.content_hash, fp.simhash,
                                                        fp.verify))
             assert isinstance(verdict, Verdict)
