@@ -1,4 +1,7 @@
-from worker.normalize import normalize
+import sys
+import unicodedata
+
+from worker.normalize import _table, folded_utf8, normalize
 
 
 def test_case_whitespace_and_punctuation_vanish() -> None:
@@ -33,3 +36,26 @@ def test_combining_marks_stay_inside_words() -> None:
 def test_empty_and_symbol_only_texts() -> None:
     assert normalize("") == ""
     assert normalize("!!! ??? 😀🎉") == ""
+
+
+def _by_definition(text: str) -> str:
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    return " ".join(folded.translate(_table()).split())
+
+
+def test_every_code_point_normalises_by_the_definition() -> None:
+    # the ASCII path and the numpy table must both agree with str.translate over _table()
+    for start in range(0, sys.maxunicode + 1, 4096):
+        text = " ".join(f"a{chr(c)}b"
+                        for c in range(start, min(start + 4096, sys.maxunicode + 1)))
+        assert normalize(text) == _by_definition(text)
+    for c in range(128):
+        assert normalize(f"a{chr(c)}B") == _by_definition(f"a{chr(c)}B")
+
+
+def test_only_the_space_is_left_as_whitespace() -> None:
+    # folded_utf8 relies on it: words are separated by spaces and nothing else
+    spaces = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()]
+    assert len(spaces) > 20
+    assert all(_table()[ord(s)] == " " for s in spaces)
+    assert folded_utf8("a\t\u3000b\u2028c") == b"a  b c"

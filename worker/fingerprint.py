@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import xxhash
 
-from worker.ascii_words import ascii_words
+from worker.batch_units import batch_units
 from worker.idf import IdfTable, default_table, jieba_table
 from worker.normalize import normalized_tokens
 from worker.settings import CHINESE_MODES, FEATURE_MODES
@@ -37,8 +37,8 @@ class Fingerprint:
 # small enough to reuse memory: passes over 100 texts were measured slower (their temporaries,
 # megabytes, were fresh pages from the kernel each time), and passes over 16 slower too.
 _CHUNK = 50
-# Fewer ASCII texts than this go word by word: numpy's cost per call outweighs its speed (one
-# text alone costs ~7x as much in numpy as in a batch, ~2.5x as much word by word).
+# Fewer texts than this go unit by unit: numpy's cost per call outweighs its speed (an English
+# text alone costs ~7x as much in numpy as in a batch, ~2.5x as much unit by unit).
 _MIN_NUMPY_TEXTS = 4
 
 
@@ -93,16 +93,12 @@ class Fingerprinter:
         return out
 
     def _features(self, texts: Sequence[str]) -> list[_Features]:
-        found: list[_Features | None] = [None] * len(texts)
-        if self.features == "words":  # ASCII texts: all in numpy (worker.ascii_words)
-            fast = [i for i, text in enumerate(texts) if text.isascii()]
-            if len(fast) >= _MIN_NUMPY_TEXTS:
-                batch = ascii_words([texts[i] for i in fast])
-                split = np.split(batch.hashes, np.cumsum(batch.counts)[:-1])
-                for i, content_hash, hashes in zip(fast, batch.content_hashes, split,
-                                                   strict=True):
-                    found[i] = _Features(content_hash, len(hashes), hashes)
-        return [f or self._features_of(text) for f, text in zip(found, texts, strict=True)]
+        if self.features != "words" or self.chinese != "bigrams" or len(texts) < _MIN_NUMPY_TEXTS:
+            return [self._features_of(text) for text in texts]
+        batch = batch_units(texts)  # the same units and hashes, found in numpy
+        split = np.split(batch.hashes, np.cumsum(batch.counts)[:-1])
+        return [_Features(content_hash, words, hashes) for content_hash, words, hashes
+                in zip(batch.content_hashes, batch.words, split, strict=True)]
 
     def _features_of(self, text: str) -> _Features:
         tokens = normalized_tokens(text)

@@ -88,7 +88,7 @@ def units(tokens: list[str], chinese: str = "bigrams") -> Features:
                 out += _jieba_cut()(run)
             else:
                 out += run
-    return Features(out, n_words + n_han / HAN_CHARS_PER_WORD)
+    return Features(out, n_words + n_han / HAN_CHARS_PER_WORD if n_han else n_words)
 
 
 def shingles(words: list[str], size: int) -> list[str]:
