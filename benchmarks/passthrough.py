@@ -11,7 +11,7 @@ from typing import Any
 
 import faust
 
-from worker.app import base_app, batches, input_topic
+from worker.app import base_app, batches, input_topic, settle_gc
 from worker.outbox import Outbox
 from worker.settings import Settings
 
@@ -33,6 +33,7 @@ def create_passthrough(settings: Settings) -> faust.App:
         try:
             async for events in batches(stream, settings):
                 await outbox.put(events, partial(send, events))
+                settle_gc()
             await outbox.flush()
         finally:
             outbox.abandon()

@@ -1,0 +1,24 @@
+import gc
+from collections.abc import Iterator
+
+import pytest
+
+from worker.app import settle_gc
+
+
+@pytest.fixture
+def unfrozen() -> Iterator[None]:
+    gc.unfreeze()
+    yield
+    gc.unfreeze()
+
+
+def test_settle_gc_freezes_what_is_alive_once(unfrozen: None) -> None:
+    assert gc.get_freeze_count() == 0
+    settle_gc()
+    frozen = gc.get_freeze_count()
+    assert frozen > 0
+    later = [[i] for i in range(1000)]  # made after the first batch: a second freeze would
+    settle_gc()                          # take them too
+    assert gc.get_freeze_count() == frozen
+    assert len(later) == 1000
