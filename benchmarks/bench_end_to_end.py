@@ -170,6 +170,10 @@ def main() -> None:
     def new(command: tuple[str, ...], processes: int = 1) -> Run:
         return Run(args.kafka, args.redis_url, logs, command, processes)
 
+    # A broker just started runs slower for a minute or so (its JVM compiles as it goes), and
+    # it would slow whichever run came first: warm it up with a passthrough run, not reported.
+    throughput(new(PASSTHROUGH), articles[:max(5_000, len(articles) // 10)], args.timeout)
+
     rates: dict[str, float] = {}
     for name, command in (("passthrough", PASSTHROUGH), ("worker", WORKER)):
         rates[name] = throughput(new(command), articles, args.timeout)
