@@ -3,6 +3,7 @@ import random
 import pytest
 
 from tests.texts import PRODUCT_PAGE, RECIPE
+from worker.corpora import lee_news, peoples_daily
 from worker.fingerprint import Fingerprinter
 from worker.idf import IdfTable
 from worker.simhash import hamming
@@ -129,3 +130,39 @@ def test_classic_experiment_promotion_and_product_variant(capsys: pytest.Capture
         print(f"\nclassic experiment: promotion {d_promo}, variant {d_variant}, "
               f"recipe {d_recipe} bits")
     assert 3 <= d_promo <= 12 and d_variant <= 8 and d_recipe >= 24
+
+
+# Fingerprints as the code of 2026-11-29 computed them: a change that moves any of them would
+# leave existing indexes unable to find what they hold (and messages' "words" changing type).
+PINNED = [  # (text, content hash, words, search, verification, shingles-mode fingerprint)
+    (("lee", 0), "a9a85f25b382b93c87f488718da19bc2", 323,
+     "c810181237e2bbb9", "03019adc09747e10", "8f512f943e2b89cc"),
+    (("lee", 150), "f78dc20968e4c35702a6227c49f5cbfa", 245,
+     "8b1297b862cffd9e", "e3a54571c5136fc7", "7bcfe872a39c608b"),
+    (("peoples_daily", 0), "28b7fd5d5a226dd5c6f62ee9661454af", 276.5,
+     "113e74254f44ce66", "a4ddb9ef44e78f21", "aeeea7fd3439d1b7"),
+    (("peoples_daily", 700), "9ef74a2061cc7e893280f16beca5a53b", 290.5,
+     "c3483a3df31a991e", "c81537ba5bd063c1", "f845d7c895ab6887"),
+    ("Ｈｅｌｌｏ ｗｏｒｌｄ 你好，世界 " * 20, "bd98c5962150b2e0f762d3b605799629", 80.0,
+     "9545cc615462ed7d", "0d50d20501509fc1", "54028261412690e1"),
+    ("Straße café naïve " * 30, "b1344b4d6becb484ea3c758d4fb14212", 90,
+     "4cc2f850e207720c", "ec99019adb74c74d", "b2359357d7b0e936"),
+]
+
+
+def _pinned_texts() -> list[str]:
+    corpora = {"lee": list(lee_news()), "peoples_daily": list(peoples_daily())}
+    return [t if isinstance(t, str) else corpora[t[0]][t[1]] for t, *_ in PINNED]
+
+
+def test_fingerprints_do_not_change() -> None:
+    texts = _pinned_texts()
+    words, shingles = Fingerprinter(), Fingerprinter(features="shingles")
+    for batch in (words.many(texts + texts), [words(t) for t in texts]):  # batched, and alone
+        pinned = PINNED * (len(batch) // len(PINNED))
+        for fp, (_, content, count, search, verify, _) in zip(batch, pinned, strict=True):
+            assert (fp.content_hash.hex(), fp.words, type(fp.words)) == (content, count,
+                                                                         type(count))
+            assert (f"{fp.simhash:016x}", f"{fp.verify:016x}") == (search, verify)
+    for fp, pinned in zip(shingles.many(texts), PINNED, strict=True):
+        assert f"{fp.simhash:016x}" == pinned[5]
