@@ -84,11 +84,13 @@ class Fingerprinter:
 
     def _many(self, texts: Sequence[str]) -> list[Fingerprint]:
         found = self._features(texts)
-        long_enough = [f for f in found if self._long_enough(f)]
+        # Below the minimum length a SimHash is noise: such texts get none.
+        fit = [f.words >= self.min_words and len(f.hashes) > 0 for f in found]
+        long_enough = [f for f, ok in zip(found, fit, strict=True) if ok]
         fingerprints = iter(self._simhashes(long_enough) if long_enough else [])
         out = []
-        for f in found:
-            search, verify = next(fingerprints) if self._long_enough(f) else (None, None)
+        for f, ok in zip(found, fit, strict=True):
+            search, verify = next(fingerprints) if ok else (None, None)
             out.append(Fingerprint(f.content_hash, search, f.words, verify))
         return out
 
@@ -109,10 +111,6 @@ class Fingerprinter:
         else:
             features = units(tokens, self.chinese)
         return _Features(content_hash, features.words, feature_hashes(features.items))
-
-    def _long_enough(self, features: _Features) -> bool:
-        """Below the minimum length a SimHash is noise: such texts get none."""
-        return features.words >= self.min_words and len(features.hashes) > 0
 
     def _simhashes(self, texts: list[_Features]) -> list[tuple[int, int | None]]:
         """(search fingerprint, verification fingerprint or None) of each text."""

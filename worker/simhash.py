@@ -42,10 +42,10 @@ def shingle_hashes_many(unit_hashes: np.ndarray, counts: np.ndarray, size: int
     dominates: one pass over a batch costs about what one text did.)"""
     if len(counts) == 0:
         return unit_hashes[:0], counts
-    n = len(unit_hashes) - size + 1
     if counts.min() < size:  # some text shorter than a shingle: rare, done singly
         parts = [_shingles_of_one(h, size) for h in np.split(unit_hashes, np.cumsum(counts)[:-1])]
         return np.concatenate(parts), np.array([len(p) for p in parts])
+    n = len(unit_hashes) - size + 1
     mixed = _mix(_combine(unit_hashes, size, n))
     # Keep the runs that start and end inside one text.
     place = np.arange(n) - np.repeat(np.cumsum(counts) - counts, counts)[:n]
