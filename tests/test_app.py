@@ -9,8 +9,10 @@ from worker.app import settle_gc
 @pytest.fixture
 def unfrozen() -> Iterator[None]:
     gc.unfreeze()
+    settle_gc.cache_clear()
     yield
     gc.unfreeze()
+    settle_gc.cache_clear()
 
 
 def test_settle_gc_freezes_what_is_alive_once(unfrozen: None) -> None:
