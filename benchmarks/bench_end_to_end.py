@@ -2,9 +2,10 @@
 same broker with the same faust settings, in one run.
 
 1. Throughput: N articles are loaded into the input topic first; then one process (the
-   passthrough, then the worker) drains it. Articles/s are taken from the output records' own
-   timestamps, first to last, so start-up time is left out.
-2. Latency: at a steady publish rate of half the measured maximum, the time from publishing an
+   passthrough, then the worker) drains it, three times each, taking turns; the ratio is taken
+   within each pair. Articles/s are taken from the output records' own timestamps, first to
+   last, so start-up time is left out.
+2. Latency: at a steady publish rate of half the measured maximum (the median of the drains), the time from publishing an
    article to receiving its output, p50 and p99, after 3 s of warm-up.
 3. The worker again with two processes on the input topic's four partitions.
 
@@ -157,6 +158,8 @@ def main() -> None:
     parser.add_argument("--kafka", default="127.0.0.1:9092")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/13")
     parser.add_argument("--timeout", type=float, default=900.0)
+    parser.add_argument("--pairs", type=int, default=3,
+                        help="passthrough and worker drains, taking turns")
     args = parser.parse_args()
 
     articles = make_articles(args.articles)
@@ -174,11 +177,19 @@ def main() -> None:
     # it would slow whichever run came first: warm it up with a passthrough run, not reported.
     throughput(new(PASSTHROUGH), articles[:max(5_000, len(articles) // 10)], args.timeout)
 
-    rates: dict[str, float] = {}
-    for name, command in (("passthrough", PASSTHROUGH), ("worker", WORKER)):
-        rates[name] = throughput(new(command), articles, args.timeout)
-        print(f"throughput  {name:<12} {rates[name]:9,.0f} articles/s")
-    print(f"            worker / passthrough = {rates['worker'] / rates['passthrough']:.0%}")
+    # The machine's speed drifts over minutes: the ratio is taken within each pair of
+    # neighbouring runs, and the median pair reported.
+    runs: dict[str, list[float]] = {"passthrough": [], "worker": []}
+    for _ in range(args.pairs):
+        for name, command in (("passthrough", PASSTHROUGH), ("worker", WORKER)):
+            runs[name].append(throughput(new(command), articles, args.timeout))
+            print(f"throughput  {name:<12} {runs[name][-1]:9,.0f} articles/s")
+        ratio = runs["worker"][-1] / runs["passthrough"][-1]
+        print(f"            worker / passthrough = {ratio:.0%}")
+    ratios = [w / p for w, p in zip(runs["worker"], runs["passthrough"], strict=True)]
+    rates = {name: statistics.median(values) for name, values in runs.items()}
+    print(f"throughput  median of {args.pairs} pairs: passthrough {rates['passthrough']:,.0f}/s, "
+          f"worker {rates['worker']:,.0f}/s, worker / passthrough {statistics.median(ratios):.0%}")
 
     for name, command in (("passthrough", PASSTHROUGH), ("worker", WORKER)):
         rate = rates[name] / 2
