@@ -5,8 +5,9 @@ same broker with the same faust settings, in one run.
    passthrough, then the worker) drains it, three times each, taking turns; the ratio is taken
    within each pair. Articles/s are taken from the output records' own timestamps, first to
    last, so start-up time is left out.
-2. Latency: at a steady publish rate of half the measured maximum (the median of the drains), the time from publishing an
-   article to receiving its output, p50 and p99, after 3 s of warm-up.
+2. Latency: at a steady publish rate of half the measured maximum (the median of the drains),
+   the time from publishing an article to receiving its output, p50 and p99, after 3 s of
+   warm-up.
 3. The worker again with two processes on the input topic's four partitions.
 
 Needs Kafka and Redis (`bash stack/local-stack.sh up`).
