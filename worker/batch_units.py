@@ -19,13 +19,11 @@ import numpy as np
 import xxhash
 
 from worker.normalize import folded_utf8
-from worker.tokens import HAN_CHARS_PER_WORD
+from worker.tokens import HAN_CHARS_PER_WORD, HAN_RANGES
 from worker.xxh3 import MAX_LENGTH, xxh3_64
 
 _SPACE = ord(" ")
 _PADDING = b" " * 16  # worker.xxh3 reads 8 bytes wide, from up to 8 before a unit to 16 after
-# Han ideographs, as in worker.tokens: (first, last) code points.
-_HAN = np.array([(0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x3134F)])
 
 
 @dataclass(frozen=True)
@@ -47,8 +45,8 @@ def batch_units(texts: Sequence[str]) -> BatchUnits:
     else:
         chars = np.frombuffer(joined.decode("utf-8").encode("utf-32-le"), dtype="<u4")
         han = np.zeros(len(chars), dtype=bool)
-        for first, last in _HAN:
-            han |= (chars >= first) & (chars <= last)
+        for low, high in HAN_RANGES:
+            han |= (chars >= low) & (chars <= high)
         widths = 1 + (chars >= 0x80) + (chars >= 0x800) + (chars >= 0x10000)  # UTF-8 bytes
         offsets = np.concatenate(([0], np.cumsum(widths))) + len(_PADDING)
 

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import pairwise
 
-# Han ideographs: CJK Unified Ideographs, Extension A, compatibility block, Extensions B-G.
-_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+# Han ideographs: Extension A, CJK Unified Ideographs, compatibility block, Extensions B-G.
+HAN_RANGES = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x3134F))
+_HAN = "".join(f"{chr(first)}-{chr(last)}" for first, last in HAN_RANGES)
 HAN_CHAR = re.compile(f"[{_HAN}]")
 _RUN = re.compile(f"[{_HAN}]+|[^{_HAN}]+")  # within one whitespace-free token
 
