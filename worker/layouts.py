@@ -29,6 +29,8 @@ from enum import StrEnum
 from functools import cached_property
 from math import comb
 
+import numpy as np
+
 from worker.simhash import BITS
 
 MAX_THRESHOLD = 15
@@ -80,6 +82,13 @@ class Table:
         for shift, mask, out_shift in self._runs:
             value |= ((fingerprint >> shift) & mask) << out_shift
         return value
+
+    def keys(self, fingerprints: np.ndarray) -> np.ndarray:
+        """`key` of many fingerprints (uint64) at once."""
+        values = np.zeros(len(fingerprints), dtype=np.uint64)
+        for shift, mask, out_shift in self._runs:
+            values |= ((fingerprints >> shift) & mask) << out_shift
+        return values
 
     def spec(self) -> str:
         """Compact text, e.g. "63-43/2" or "5.17.40/0": runs of positions, then the radius."""

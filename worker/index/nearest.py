@@ -40,12 +40,15 @@ def nearest(queries: Sequence[Query], *, radius: int, max_read: int,
     parts: list[bytes] = []
     counts, hot, expired = [], [], []
     for query in queries:
-        present = [blob for blob in query.buckets if blob]
-        crowded = sum(len(blob) > limit for blob in present)
-        if crowded:
+        present = list(filter(None, query.buckets))  # most buckets are empty
+        sizes = list(map(len, present))
+        crowded = 0
+        if sizes and max(sizes) > limit:
+            crowded = sum(size > limit for size in sizes)
             present = [blob[-limit:] for blob in present]
+            sizes = list(map(len, present))
         parts += present
-        counts.append(sum(map(len, present)) // ENTRY.itemsize)
+        counts.append(sum(sizes) // ENTRY.itemsize)
         hot.append(crowded)
         expired.append(() if cutoff_s is None else tuple(
             i for i, blob in enumerate(query.buckets)

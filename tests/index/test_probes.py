@@ -1,0 +1,42 @@
+import random
+
+import numpy as np
+import pytest
+
+from worker.index import keys
+from worker.index.probes import ProbedBuckets
+from worker.layouts import Layout, blocks, multi_index, neighbours, pigeonhole, sampled
+
+LAYOUTS = [pigeonhole(3), multi_index(7, 3), multi_index(7, 5), blocks(5, 8),
+           sampled(5, 4, 20), multi_index(5, 2)]  # the last two: tables wider than 16 bits
+
+
+def one_by_one(layout: Layout, fingerprint: int) -> list[str]:
+    """The definition: each table's keys within its radius, named one at a time."""
+    return [keys.bucket_key("ns", i, probe, table.width)
+            for i, (table, key) in enumerate(zip(layout.tables, layout.keys(fingerprint),
+                                                 strict=True))
+            for probe in neighbours(key, table.width, table.radius)]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=lambda layout: layout.spec())
+def test_a_batch_is_named_as_one_fingerprint_at_a_time(layout: Layout) -> None:
+    rng = random.Random(7)
+    fingerprints = [0, 2**64 - 1] + [rng.getrandbits(64) for _ in range(20)]
+    probed = ProbedBuckets(keys.bucket_prefix("ns"), layout)
+    names = probed.names(fingerprints)
+    assert probed.per_fingerprint == layout.probes
+    assert names == [name for fp in fingerprints for name in one_by_one(layout, fp)]
+
+
+def test_no_fingerprints_no_names() -> None:
+    assert ProbedBuckets(keys.bucket_prefix("ns"), multi_index(7, 3)).names([]) == []
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=lambda layout: layout.spec())
+def test_table_keys_of_many_equal_the_key_of_each(layout: Layout) -> None:
+    rng = random.Random(3)
+    fingerprints = [rng.getrandbits(64) for _ in range(50)]
+    for table in layout.tables:
+        many = table.keys(np.array(fingerprints, dtype=np.uint64)).tolist()
+        assert many == [table.key(fp) for fp in fingerprints]
