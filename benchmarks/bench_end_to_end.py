@@ -10,7 +10,8 @@ same broker with the same faust settings, in one run.
    warm-up.
 3. The worker again with two processes on the input topic's four partitions.
 
-Needs Kafka and Redis (`bash stack/local-stack.sh up`).
+Needs Kafka and Redis (`bash stack/local-stack.sh up`). Each run starts on an emptied Redis
+database (`--redis-url`, db 13 by default) with no AOF rewrite pending.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
+from benchmarks.redis_state import fresh
 from tests.corpus import make_articles
 from tests.integration.harness import Stack, WorkerProcess
 
@@ -93,10 +95,12 @@ def sent_ms(body: dict[str, Any]) -> int:
 
 
 class Run:
-    """Fresh topics, namespace and group for one measurement, and the processes under test."""
+    """Fresh topics, namespace and group for one measurement, an emptied Redis database, and
+    the processes under test."""
 
     def __init__(self, kafka: str, redis_url: str, logs: Path, command: tuple[str, ...],
                  processes: int = 1) -> None:
+        asyncio.run(fresh(redis_url))
         self.stack = Stack(kafka, redis_url, f"bench{uuid.uuid4().hex[:6]}")
         self.stack.create_topics()
         self.logs, self.command, self.processes = logs, command, processes
@@ -157,7 +161,8 @@ def main() -> None:
     parser.add_argument("--articles", type=int, default=100_000)
     parser.add_argument("--latency-seconds", type=float, default=20.0)
     parser.add_argument("--kafka", default="127.0.0.1:9092")
-    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/13")
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/13",
+                        help="a database of its own: emptied before each run")
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument("--pairs", type=int, default=3,
                         help="passthrough and worker drains, taking turns")

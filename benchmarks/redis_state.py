@@ -1,0 +1,54 @@
+"""Putting the benchmarks' Redis in a known state before a timed part."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import redis.asyncio as aioredis
+
+
+async def settle(client: aioredis.Redis) -> float:
+    """Rewrite Redis's append-only file now, if it keeps one, and wait for that to finish:
+    the load grows the file enough to set off an automatic rewrite, which would otherwise run
+    (a forked process writing every key) during the timed part, on the same cores."""
+    start = time.perf_counter()
+
+    async def idle() -> None:
+        for _ in range(1200):  # up to 10 minutes
+            info = await client.info("persistence")
+            if not (info["aof_rewrite_in_progress"] or info["aof_rewrite_scheduled"]
+                    or info["rdb_bgsave_in_progress"]):
+                return
+            await asyncio.sleep(0.5)
+        raise TimeoutError("Redis is still rewriting its AOF after 10 minutes")
+
+    if not (await client.info("persistence"))["aof_enabled"]:
+        return 0.0
+    await idle()
+    await client.bgrewriteaof()
+    await asyncio.sleep(0.5)
+    await idle()
+    return time.perf_counter() - start
+
+
+async def wipe(client: aioredis.Redis) -> None:
+    """FLUSHDB in the background (millions of keys take Redis seconds to free), then wait
+    until the memory is given back, so the next layout's memory figure starts clean."""
+    await client.flushdb(asynchronous=True)
+    while True:
+        if not (await client.info("memory"))["lazyfree_pending_objects"]:
+            return
+        await asyncio.sleep(0.5)
+
+
+async def fresh(url: str) -> None:
+    """Empty the benchmark's Redis database and let any AOF rewrite finish: otherwise what
+    earlier runs left behind is rewritten (a fork writing every key, on the same cores) in the
+    middle of a later one."""
+    client = aioredis.Redis.from_url(url)
+    try:
+        await wipe(client)
+        await settle(client)
+    finally:
+        await client.aclose()
