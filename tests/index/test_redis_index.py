@@ -193,3 +193,20 @@ async def test_a_read_older_than_the_recent_ring_sends_the_script_searching(
     await redis_client.setrange(namespace_prefix("wrapped") + "recent", 0, bytes(24))
     [v] = await index._decide([article], reads)
     assert (v.kind, v.duplicate_of, v.distance) == (Kind.NEAR, "first", 2)
+
+
+async def test_a_batch_read_in_several_mgets_finds_each_original(
+        redis_client: aioredis.Redis) -> None:
+    # 57 probed buckets per article: a batch of 70 is read in three MGETs (26, 26, 18), each
+    # with its own snapshot; every article must be matched with its own original (a read
+    # handed to the wrong article would make its copy unique: the script trusts the read).
+    index = RedisIndex(redis_client, "groups", multi_index(8, 5))
+    assert index.layout.probes == 57
+    rng = random.Random(5)
+    originals = [rng.getrandbits(64) for _ in range(70)]
+    await index.check_and_insert([probe(f"o{i}", fp) for i, fp in enumerate(originals)])
+    copies = [probe(f"c{i}", flip(fp, [i % 64, (i + 7) % 64]), f"copy {i}")
+              for i, fp in enumerate(originals)]
+    verdicts = await index.check_and_insert(copies)
+    assert [(v.kind, v.duplicate_of, v.distance) for v in verdicts] == [
+        (Kind.NEAR, f"o{i}", 2) for i in range(70)]
