@@ -205,8 +205,13 @@ elseif fp ~= '' and max_read > 0 then
       -- (a removed article's slot is zeroed)
       if struct.unpack('>I4', ring, at + 8) > since then
         candidates = candidates + 1
-        local d = distance(ring, at)
-        if d <= r and reachable(string.sub(ring, at, at + 7)) then consider(d, ring, at) end
+        -- The high half first: most entries are too far there already.
+        local a, b, c, e = byte(ring, at, at + 3)
+        if BITS_SET[bxor(a, f1)] + BITS_SET[bxor(b, f2)] + BITS_SET[bxor(c, f3)]
+            + BITS_SET[bxor(e, f4)] <= r then
+          local d = distance(ring, at)
+          if d <= r and reachable(string.sub(ring, at, at + 7)) then consider(d, ring, at) end
+        end
       end
     end
     return best_d == nil
