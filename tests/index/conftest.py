@@ -6,7 +6,6 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 
 import pytest
-import redis.asyncio as aioredis
 
 from worker.index import Index, MemoryIndex, RedisIndex
 from worker.index.redis import Client, connect
@@ -32,8 +31,8 @@ async def make_index(request: pytest.FixtureRequest) -> AsyncIterator[MakeIndex]
     client: Client
     if request.param == "cluster":
         client = connect(request.getfixturevalue("redis_cluster_url"), cluster=True)
-    else:
-        client = aioredis.Redis.from_url(request.getfixturevalue("redis_url"))
+    else:  # the worker's client (its packing included); tests with `redis_client` use plain
+        client = connect(request.getfixturevalue("redis_url"))
         await client.flushdb()
     namespace = uuid.uuid4().hex[:8]  # a fresh index: nothing else to wipe
     yield lambda layout=3, **kw: RedisIndex(client, namespace, _layout(layout), **kw)

@@ -40,3 +40,16 @@ def test_table_keys_of_many_equal_the_key_of_each(layout: Layout) -> None:
     for table in layout.tables:
         many = table.keys(np.array(fingerprints, dtype=np.uint64)).tolist()
         assert many == [table.key(fp) for fp in fingerprints]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=lambda layout: layout.spec())
+@pytest.mark.parametrize("group", [1, 3, 50])
+def test_joined_groups_are_the_names_encoded(layout: Layout, group: int) -> None:
+    rng = random.Random(group)
+    fingerprints = [rng.getrandbits(64) for _ in range(7)]
+    probed = ProbedBuckets(keys.bucket_prefix("ns"), layout, lambda name: f"<{name}>".encode())
+    names = probed.names(fingerprints)
+    per = probed.per_fingerprint
+    expected = [b"".join(f"<{n}>".encode() for n in names[start * per:(start + group) * per])
+                for start in range(0, len(fingerprints), group)]
+    assert probed.joined(fingerprints, group) == expected
