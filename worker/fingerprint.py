@@ -98,9 +98,11 @@ class Fingerprinter:
         if self.features != "words" or self.chinese != "bigrams" or len(texts) < _MIN_NUMPY_TEXTS:
             return [self._features_of(text) for text in texts]
         batch = batch_units(texts)  # the same units and hashes, found in numpy
-        split = np.split(batch.hashes, np.cumsum(batch.counts)[:-1])
-        return [_Features(content_hash, words, hashes) for content_hash, words, hashes
-                in zip(batch.content_hashes, batch.words, split, strict=True)]
+        ends = np.cumsum(batch.counts).tolist()
+        starts = [0, *ends[:-1]]  # (slices: np.split cost ~10 us per text, measured)
+        return [_Features(content_hash, words, batch.hashes[start:end])
+                for content_hash, words, start, end
+                in zip(batch.content_hashes, batch.words, starts, ends, strict=True)]
 
     def _features_of(self, text: str) -> _Features:
         tokens = normalized_tokens(text)
