@@ -136,7 +136,7 @@ async def measure(index: RedisIndex, url: str, layout_label: str, docs: int, cou
                                   budget_s)
     cpu_us = (await server_cpu_s(client) - cpu_before) / done * 1e6
     stats = await client.info("commandstats")
-    script_us = stats["cmdstat_evalsha"]["usec"] / done  # per article: one call each
+    script_us = stats["cmdstat_evalsha"]["usec"] / done  # per article: one call decides ~25
     read_us = stats["cmdstat_mget"]["usec"] / done  # per article: one MGET reads ~25
     second = RedisIndex(connect(url), index.namespace, layout,
                         max_bucket_read=index.max_bucket_read,

@@ -219,18 +219,19 @@ class RedisIndex:
         per = self._probed.per_fingerprint
         group = max(1, MGET_KEYS // per)
         starts = range(0, len(searched), group)
+        # Each MGET's bucket names: in one encoded piece, or one by one for a cluster client.
+        groups: list[list[Any]]
         if self._encodes:
-            names: list[Any] = [
-                [Encoded(joined, per * min(group, len(searched) - start))]
-                for joined, start in zip(self._probed.joined(fingerprints, group), starts,
-                                         strict=True)]
+            groups = [[Encoded(joined, per * min(group, len(searched) - start))]
+                      for joined, start in zip(self._probed.joined(fingerprints, group), starts,
+                                               strict=True)]
         else:
             every = self._probed.names(fingerprints)
-            names = [every[start * per:(start + group) * per] for start in starts]
+            groups = [every[start * per:(start + group) * per] for start in starts]
         try:
             async with self.client.pipeline(transaction=False) as pipe:
-                for some in names:
-                    pipe.execute_command("MGET", self._seq, *some)
+                for names in groups:
+                    pipe.execute_command("MGET", self._seq, *names)
                 replies = await pipe.execute()
         except redis.exceptions.RedisError as exc:
             raise _translate(exc) from exc
