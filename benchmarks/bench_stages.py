@@ -1,0 +1,100 @@
+"""The worker's own CPU per article, stage by stage, at the defaults, on real Redis: decode,
+fingerprint, the index's read (MGET and the comparison in numpy), building the script calls,
+the script calls, reading their replies, and building the output messages. Batches of 100 of
+the end-to-end benchmark's articles, after N of them are indexed; each stage timed with
+`time.process_time` (the worker's CPU, not the time it waits on Redis), and Redis's own CPU
+per article beside them. No Kafka: what the worker adds to a passthrough, less faust's work.
+
+Reaches into RedisIndex's steps (`_read`, `_check_calls`, `_evalsha`) to time them apart.
+Needs Redis (`bash stack/local-stack.sh up`); uses database 12 and empties it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+
+from benchmarks.bench_index import server_cpu_s
+from benchmarks.redis_state import settle, wipe
+from tests.corpus import make_articles
+from worker.articles import Article, decode_article
+from worker.decide import Accepted, Decider
+from worker.index.redis import CHECK_AND_INSERT, RedisIndex, _outcome, connect
+from worker.messages import Source, output_messages
+from worker.settings import Settings
+from worker.verdict import Probe
+
+BATCH = 100
+STAGES = ("decode", "fingerprint", "read", "calls", "script", "replies", "messages")
+
+
+async def run(args: argparse.Namespace) -> None:
+    settings = Settings()
+    client = connect(args.redis_url)
+    await wipe(client)
+    index = RedisIndex(client, "stages", settings.index_layout(), **settings.index_options())
+    decider = Decider.from_settings(settings, index)
+    values = [json.dumps(a).encode() for a in make_articles(args.docs + args.measure)]
+    for start in range(0, args.docs, BATCH):
+        await decider.decide(values[start:start + BATCH])
+    await settle(client)
+
+    spent = dict.fromkeys(STAGES, 0.0)
+    clock = time.process_time
+    cpu_before = await server_cpu_s(client)
+    for start in range(args.docs, len(values), BATCH):
+        batch = values[start:start + BATCH]
+        t = clock()
+        articles = [decode_article(v, settings.max_message_bytes) for v in batch]
+        spent["decode"] += clock() - t
+        assert all(isinstance(a, Article) for a in articles)
+        texts = [a.text for a in articles if isinstance(a, Article)]
+        t = clock()
+        fingerprints = decider.fingerprinter.many(texts)
+        spent["fingerprint"] += clock() - t
+        probes = [Probe(a.id, fp.content_hash, fp.simhash, fp.verify)
+                  for a, fp in zip(articles, fingerprints, strict=True) if isinstance(a, Article)]
+        t = clock()
+        reads = await index._read(probes)
+        spent["read"] += clock() - t
+        t = clock()
+        calls = index._check_calls(probes, reads)
+        spent["calls"] += clock() - t
+        t = clock()
+        replies = [r for call in await index._evalsha(CHECK_AND_INSERT, calls) for r in call]
+        spent["script"] += clock() - t
+        t = clock()
+        verdicts = [_outcome(p, r) for p, r in zip(probes, replies, strict=True)]
+        spent["replies"] += clock() - t
+        t = clock()
+        for article, fp, verdict, raw in zip(articles, fingerprints, verdicts, batch,
+                                             strict=True):
+            assert isinstance(article, Article)
+            output_messages(Accepted(article, fp, verdict), raw, article.id.encode(),
+                            Source("articles", 0, start), settings.max_message_bytes,
+                            threshold=settings.threshold,
+                            related_threshold=settings.related_threshold)
+        spent["messages"] += clock() - t
+    redis_us = (await server_cpu_s(client) - cpu_before) / args.measure * 1e6
+    await wipe(client)
+    await client.aclose()
+
+    per_article = {stage: s / args.measure * 1e6 for stage, s in spent.items()}
+    print(f"{args.measure:,} articles in batches of {BATCH}, {args.docs:,} indexed before; "
+          "worker CPU per article (us):")
+    print("  " + "  ".join(f"{stage} {us:.1f}" for stage, us in per_article.items()))
+    print(f"  total {sum(per_article.values()):.1f} us;  Redis CPU per article {redis_us:.1f} us")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--docs", type=int, default=40_000, help="articles indexed first")
+    parser.add_argument("--measure", type=int, default=20_000, help="articles timed")
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/12")
+    asyncio.run(run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
