@@ -106,6 +106,7 @@ async def measure(index: RedisIndex, url: str, layout_label: str, docs: int, cou
     load_s = await load(index, rng, docs, plants.originals)
     memory = ((await client.info("memory"))["used_memory"] - base_memory) / docs
     settle_s = await settle(client)
+    await index.refresh()  # the worker's copy of the buckets loaded before timing, if it has one
     predicted = estimate(layout, docs, index.max_bucket_read)
     print(f"\n{layout_label}: {layout.name()}  [{layout.spec()}]")
     print(f"  loaded {docs:,} in {load_s:.0f} s ({docs / load_s:,.0f}/s); AOF rewritten "
@@ -140,7 +141,8 @@ async def measure(index: RedisIndex, url: str, layout_label: str, docs: int, cou
     read_us = stats["cmdstat_mget"]["usec"] / done  # per article: one MGET reads ~25
     second = RedisIndex(connect(url), index.namespace, layout,
                         max_bucket_read=index.max_bucket_read,
-                        verify_threshold=index.verify_threshold)
+                        verify_threshold=index.verify_threshold, mirror=index.mirrored)
+    await second.refresh()
     both, _ = await pipelined([index, second], [random_probes(rng, count // 2, f"two{n}-")
                                                 for n in range(2)], depth, budget_s)
     await second.close()
@@ -182,11 +184,13 @@ def layouts_to_run(names: list[str], threshold: int, docs: int) -> list[tuple[st
 
 async def run(args: argparse.Namespace) -> None:
     client = connect(args.redis_url)
+    source = "from the worker's copy" if args.mirror else "with MGETs"
     print(f"threshold {args.threshold}, {args.docs:,} articles indexed, whole buckets read "
-          f"(max_bucket_read {UNBOUNDED:,}), verification threshold {args.verify}")
+          f"(max_bucket_read {UNBOUNDED:,}), verification threshold {args.verify}; buckets "
+          f"read {source}")
     for label, layout in layouts_to_run(args.layouts.split(","), args.threshold, args.docs):
         index = RedisIndex(client, "bench", layout, max_bucket_read=UNBOUNDED,
-                           verify_threshold=args.verify)
+                           verify_threshold=args.verify, mirror=args.mirror)
         await measure(index, args.redis_url, label, args.docs, args.measure, args.depth,
                       args.budget, args.seed)
     await wipe(client)
@@ -208,6 +212,8 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=30.0,
                         help="seconds per timed mode before stopping early")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--mirror", action=argparse.BooleanOptionalAction, default=True,
+                        help="the worker's copy of the buckets (the default), or MGETs")
     parser.add_argument("--redis-url", default=os.environ.get("DEDUP_BENCH_REDIS_URL",
                                                               "redis://127.0.0.1:6379/14"))
     asyncio.run(run(parser.parse_args()))

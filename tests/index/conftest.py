@@ -18,10 +18,11 @@ def _layout(layout: int | Layout) -> Layout:
     return layout if isinstance(layout, Layout) else pigeonhole(layout)
 
 
-@pytest.fixture(params=["memory", "redis", "cluster"])
+@pytest.fixture(params=["memory", "redis", "redis-no-mirror", "cluster"])
 async def make_index(request: pytest.FixtureRequest) -> AsyncIterator[MakeIndex]:
     """Builds indexes of one kind; the contract tests run once against each kind (the Redis
-    index both on one Redis and on a 3-node Redis Cluster).
+    index on one Redis, with and without the worker's copy of the buckets, and on a 3-node
+    Redis Cluster).
     make_index(k) builds the pigeonhole layout at threshold k; make_index(layout) any other."""
     if request.param == "memory":
         ticks = itertools.count()  # real time (expiry tests wait), never the same ms twice
@@ -35,5 +36,7 @@ async def make_index(request: pytest.FixtureRequest) -> AsyncIterator[MakeIndex]
         client = connect(request.getfixturevalue("redis_url"))
         await client.flushdb()
     namespace = uuid.uuid4().hex[:8]  # a fresh index: nothing else to wipe
-    yield lambda layout=3, **kw: RedisIndex(client, namespace, _layout(layout), **kw)
+    mirror = request.param != "redis-no-mirror"
+    yield lambda layout=3, **kw: RedisIndex(client, namespace, _layout(layout), mirror=mirror,
+                                            **kw)
     await client.aclose()

@@ -200,7 +200,7 @@ async def test_a_batch_read_in_several_mgets_finds_each_original(
     # 57 probed buckets per article: a batch of 70 is read in three MGETs (26, 26, 18), each
     # with its own snapshot; every article must be matched with its own original (a read
     # handed to the wrong article would make its copy unique: the script trusts the read).
-    index = RedisIndex(redis_client, "groups", multi_index(8, 5))
+    index = RedisIndex(redis_client, "groups", multi_index(8, 5), mirror=False)
     assert index.layout.probes == 57
     rng = random.Random(5)
     originals = [rng.getrandbits(64) for _ in range(70)]

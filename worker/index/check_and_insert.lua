@@ -41,7 +41,7 @@
 -- as they were (one MGET, so the counter and the buckets agree), which takes that work off
 -- Redis's one thread. What was inserted since has a higher sequence number and sits in the
 -- recent ring: it is compared here (earlier articles of the group included). If the ring has
--- wrapped since, or the nearest entry has been removed since, the buckets are searched here
+-- wrapped since, or the nearest entry is no longer indexed, the buckets are searched here
 -- after all.
 --
 -- An id decided before with the same content gets its verdict again (replayed); with other
@@ -200,6 +200,18 @@ local function decide(a)
       return false
     end
 
+    -- Is the entry at blob[at] still indexed? Its sequence number must still name an
+    -- article whose record has this fingerprint and this sequence number: a caller's copy
+    -- of the buckets may hold entries removed since, or from before the index was emptied
+    -- (whose sequence numbers may have been given out again).
+    local function is_live(blob, at)
+      local seq = string.sub(blob, at + 8, at + 11)
+      local owner = redis.call('HGET', KEYS[3], seq)
+      local owned = owner and redis.call('HGET', KEYS[1], owner)
+      return owned and string.sub(owned, 17, 24) == string.sub(blob, at, at + 7)
+        and string.sub(owned, 44, 47) == seq or false
+    end
+
     -- The caller's nearest entry, then every entry inserted since its snapshot. False when
     -- that cannot decide (see the header).
     local function search_since(since)
@@ -211,13 +223,7 @@ local function decide(a)
       end
       local last = tonumber(redis.call('GET', KEYS[6]) or '0')
       if last - since > RECENT_SLOTS then return false end
-      local ring, size = '', RECENT_SLOTS * ENTRY
-      if last > since then
-        local from = recent_offset(since + 1)
-        local stop = from + (last - since) * ENTRY - 1
-        ring = redis.call('GETRANGE', KEYS[5], from, math.min(stop, size - 1))
-        if stop >= size then ring = ring .. redis.call('GETRANGE', KEYS[5], 0, stop - size) end
-      end
+      local ring = recent_since(KEYS[5], since, last)
       for at = 1, #ring, ENTRY do
         -- (a removed article's slot is zeroed)
         if struct.unpack('>I4', ring, at + 8) > since then
@@ -231,8 +237,7 @@ local function decide(a)
           end
         end
       end
-      return best_d == nil
-        or redis.call('HEXISTS', KEYS[3], string.sub(best_blob, best_at + 8, best_at + 11)) == 1
+      return best_d == nil or is_live(best_blob, best_at)
     end
 
     local function search_buckets()

@@ -40,6 +40,17 @@ class ProbedBuckets:
         return [b"".join(rows[start:start + group].ravel().tolist())
                 for start in range(0, len(rows), group)]
 
+    def own(self, fingerprints: Sequence[int] | np.ndarray) -> list[list[str]]:
+        """The bucket each fingerprint is inserted into, in each table: one list per table."""
+        values = np.asarray(fingerprints, dtype=np.uint64)
+        return [t.own(values) for t in self._tables]
+
+    def whole_table(self) -> list[str] | None:
+        """Every bucket name of the narrowest table (every indexed entry is in each table), or
+        None when even that table is too wide to name every key."""
+        narrowest = min(self._tables, key=lambda t: t.table.width)
+        return narrowest.every[False].tolist() if narrowest.every else None
+
     def _probed(self, fingerprints: Sequence[int], encoded: bool) -> np.ndarray:
         values = np.array(fingerprints, dtype=np.uint64)
         return np.concatenate([t.probed(values, encoded) for t in self._tables], axis=1)
@@ -68,6 +79,13 @@ class _TableNames:
         make = (lambda key: self.encode(self._name(key))) if encoded else self._name
         return np.array([[make(key) for key in row] for row in keys.tolist()],
                         dtype=object).reshape(keys.shape)
+
+    def own(self, fingerprints: np.ndarray) -> list[str]:
+        keys = self.table.keys(fingerprints)
+        if self.every:
+            names: list[str] = self.every[False][keys].tolist()
+            return names
+        return [self._name(key) for key in keys.tolist()]
 
     def _name(self, key: int) -> str:
         return self.start + format(key, f"0{self.digits}x")

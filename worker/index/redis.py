@@ -3,9 +3,11 @@ record per id.
 
 Articles are decided by a Lua script (check_and_insert.lua; 25 articles per call, each in
 turn), so replicas that process near-duplicates at the same moment are serialised by Redis:
-one of them is first. Before that, the worker reads the articles' probed buckets (MGET) and
-compares their entries itself (worker/index/nearest.py); the script then compares only what
-was inserted since.
+one of them is first. Before that, the worker reads the articles' probed buckets and compares
+their entries itself (worker/index/nearest.py): from its copy of the buckets
+(worker/index/mirror.py, kept in step by since.lua), or with MGETs when the layout has no
+table narrow enough to reload a copy from. The script then compares only what was inserted
+since.
 forget.lua removes articles, expire.lua sweeps out expired ones. Each script starts with
 remove.lua, which they share.
 """
@@ -34,6 +36,7 @@ from redis.asyncio.connection import (
 from worker.errors import IndexStoreError, IndexUnavailable, LayoutMismatch
 from worker.index import keys
 from worker.index.base import DEFAULT_MAX_BUCKET_READ, Outcome, check_thresholds
+from worker.index.mirror import Mirror
 from worker.index.nearest import Nearest, Query, nearest
 from worker.index.probes import ProbedBuckets
 from worker.layouts import Layout, Table, pigeonhole
@@ -50,6 +53,7 @@ SCRIPT_ARTICLES = 25  # articles per check-and-insert call: ~1.4 ms of Redis's t
 CHECK_AND_INSERT = "check_and_insert.lua"
 FORGET = "forget.lua"
 EXPIRE = "expire.lua"
+SINCE = "since.lua"
 
 
 @cache
@@ -127,11 +131,13 @@ class RedisIndex:
     def __init__(self, client: Client, namespace: str = "default",
                  layout: Layout | None = None, *, threshold: int | None = None,
                  verify_threshold: int = -1, max_bucket_read: int = DEFAULT_MAX_BUCKET_READ,
-                 retention_s: int = 0) -> None:
+                 retention_s: int = 0, mirror: bool = True) -> None:
         """`layout` is searched up to its own threshold; closer than `threshold` (default:
         the same) is a duplicate, and between the two is related (see Kind.RELATED). With
         `verify_threshold` >= 0, a candidate also needs its verification fingerprint within
-        that many bits of the article's."""
+        that many bits of the article's. With `mirror`, the worker keeps a copy of the
+        buckets (worker/index/mirror.py) when the layout has a table narrow enough to reload
+        it from (16 bits or fewer: the planner's layouts do); else it reads Redis's."""
         self.client = client
         self.namespace = namespace
         self.layout = layout or pigeonhole(3)
@@ -149,7 +155,14 @@ class RedisIndex:
         # A Redis Cluster client routes a command by its keys: it needs them as names.
         self._encodes = isinstance(client, aioredis.Redis) and issubclass(
             client.connection_pool.connection_class, _PackInC)
+        self._whole_table = self._probed.whole_table()
+        self._mirror = Mirror(self._probed) if mirror and self._whole_table else None
         self._layout_checked = False
+
+    @property
+    def mirrored(self) -> bool:
+        """Whether this index reads its buckets from a copy in the worker (Mirror)."""
+        return self._mirror is not None
 
     @classmethod
     def from_url(cls, url: str, namespace: str = "default", layout: Layout | None = None, *,
@@ -208,21 +221,76 @@ class RedisIndex:
         return [_outcome(p, r) for p, r in zip(probes, replies, strict=True)]
 
     async def _read(self, probes: Sequence[Probe]) -> list[Read | None]:
-        """For each probe with a fingerprint: the sequence counter and the nearest entry of
-        its probed buckets, read together (one MGET, atomic). One MGET per group of probes
-        (~25 at the default layout): one reply per probe cost the worker ~15 us per article
-        more (measured), one for a whole large batch would hold Redis up for milliseconds."""
+        """For each probe with a fingerprint: the nearest entry of its probed buckets, and the
+        sequence counter they were read at (the snapshot): from the worker's copy of the
+        buckets (Mirror), or else with MGETs."""
         searched = [(p.fingerprint, p.verify) for p in probes if p.fingerprint is not None]
         if not searched:
             return [None] * len(probes)
         fingerprints = [fp for fp, _ in searched]
+        if self._mirror is not None:
+            snapshot = await self._sync()
+            buckets = self._mirror.buckets(self._probed.names(fingerprints))
+            snapshots = [snapshot] * len(fingerprints)
+        else:
+            snapshots, buckets = await self._mget(fingerprints)
+        per = self._probed.per_fingerprint
+        verified = self.verify_threshold >= 0
+        queries = [Query(buckets[i * per:(i + 1) * per], fp, verify if verified else None)
+                   for i, (fp, verify) in enumerate(searched)]
+        cutoff = int(time.time()) - self.retention_s if self.retention_s else None
+        found = nearest(queries, radius=self.layout.threshold, max_read=self.max_bucket_read,
+                        verify_threshold=self.verify_threshold, cutoff_s=cutoff)
+        reads = [Read(snapshot, nearest_one, self._expired(fp, nearest_one))
+                 for snapshot, fp, nearest_one in zip(snapshots, fingerprints, found,
+                                                      strict=True)]
+        if self._mirror is not None and cutoff is not None:
+            for name in {name for read in reads for name in read.expired}:
+                self._mirror.cut_expired(name, cutoff)  # the script cuts Redis's copy
+        found_reads = iter(reads)
+        return [next(found_reads) if p.fingerprint is not None else None for p in probes]
+
+    async def refresh(self) -> None:
+        """Bring the worker's copy of the buckets up to the index now, rather than at the next
+        check (a fresh copy loads every bucket of one table: ~24 MB at 1M articles)."""
+        if self._mirror is not None:
+            await self._sync()
+
+    async def _sync(self) -> int:
+        """Bring the mirror up to the index's counter (what the ring holds since the mirror's
+        last entry, or a reload); returns that counter."""
+        assert self._mirror is not None
+        [reply] = await self._run(SINCE, [[2, self._seq, keys.recent_key(self.namespace),
+                                           self._mirror.last]])
+        if len(reply) == 2:
+            self._mirror.add(reply[1], int(reply[0]))
+        else:
+            await self._reload()
+        return self._mirror.last
+
+    async def _reload(self) -> None:
+        """Fill the mirror from every bucket of one table (one MGET with the counter: one
+        snapshot). At 1M articles: ~24 MB, once."""
+        assert self._mirror is not None and self._whole_table is not None
+        try:
+            values = await self.client.execute_command("MGET", self._seq, *self._whole_table)
+        except redis.exceptions.RedisError as exc:
+            raise _translate(exc) from exc
+        self._mirror.reset(b"".join(filter(None, values[1:])), int(values[0] or 0))
+
+    async def _mget(self, fingerprints: list[int]) -> tuple[list[int], list[bytes | None]]:
+        """Without a mirror: each fingerprint's snapshot, and the values of its probed buckets
+        (`per_fingerprint` each, one fingerprint after another), read with one MGET per ~25
+        fingerprints (one reply per fingerprint cost the worker ~15 us per article more,
+        measured; one for a whole large batch would hold Redis up for milliseconds). Each
+        MGET also reads the counter: the snapshot of its group."""
         per = self._probed.per_fingerprint
         group = max(1, MGET_KEYS // per)
-        starts = range(0, len(searched), group)
+        starts = range(0, len(fingerprints), group)
         # Each MGET's bucket names: in one encoded piece, or one by one for a cluster client.
         groups: list[list[Any]]
         if self._encodes:
-            groups = [[Encoded(joined, per * min(group, len(searched) - start))]
+            groups = [[Encoded(joined, per * min(group, len(fingerprints) - start))]
                       for joined, start in zip(self._probed.joined(fingerprints, group), starts,
                                                strict=True)]
         else:
@@ -235,17 +303,8 @@ class RedisIndex:
                 replies = await pipe.execute()
         except redis.exceptions.RedisError as exc:
             raise _translate(exc) from exc
-        buckets = [value for reply in replies for value in reply[1:]]
-        verified = self.verify_threshold >= 0
-        queries = [Query(buckets[i * per:(i + 1) * per], fp, verify if verified else None)
-                   for i, (fp, verify) in enumerate(searched)]
-        cutoff = int(time.time()) - self.retention_s if self.retention_s else None
-        found = nearest(queries, radius=self.layout.threshold, max_read=self.max_bucket_read,
-                        verify_threshold=self.verify_threshold, cutoff_s=cutoff)
-        # Each MGET's first value is the sequence counter: the snapshot of its group.
-        reads = iter(Read(int(replies[i // group][0] or 0), found[i],
-                          self._expired(fp, found[i])) for i, fp in enumerate(fingerprints))
-        return [next(reads) if p.fingerprint is not None else None for p in probes]
+        snapshots = [int(replies[i // group][0] or 0) for i in range(len(fingerprints))]
+        return snapshots, [value for reply in replies for value in reply[1:]]
 
     def _expired(self, fingerprint: int, found: Nearest) -> list[str]:
         """The names of the buckets that `found` says start with expired entries."""

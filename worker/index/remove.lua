@@ -17,6 +17,17 @@ local RECENT_SLOTS = 65536
 
 local function recent_offset(seq_number) return ((seq_number - 1) % RECENT_SLOTS) * ENTRY end
 
+-- The ring's entries of sequence numbers since + 1 .. last (at most RECENT_SLOTS of them).
+local function recent_since(ring_key, since, last)
+  if last <= since then return '' end
+  local size = RECENT_SLOTS * ENTRY
+  local from = recent_offset(since + 1)
+  local stop = from + (last - since) * ENTRY - 1
+  local ring = redis.call('GETRANGE', ring_key, from, math.min(stop, size - 1))
+  if stop >= size then ring = ring .. redis.call('GETRANGE', ring_key, 0, stop - size) end
+  return ring
+end
+
 local function seen_ms_of(record) return (struct.unpack('>d', string.sub(record, 36, 43))) end
 
 -- Bit p of an 8-byte big-endian fingerprint (p = 0 is the least significant).

@@ -1,0 +1,130 @@
+"""The worker's copy of the buckets (worker/index/mirror.py): on its own, and kept in step with
+Redis by RedisIndex when other replicas insert, when it falls behind the ring of recent
+inserts, and when the index is emptied under it."""
+
+from __future__ import annotations
+
+import random
+
+import redis.asyncio as aioredis
+
+from tests.index.test_contract import BASE, flip, probe
+from worker.index import RedisIndex
+from worker.index.keys import RECENT_SLOTS, bucket_prefix, namespace_prefix
+from worker.index.mirror import Mirror
+from worker.index.probes import ProbedBuckets
+from worker.layouts import multi_index
+from worker.verdict import Kind
+
+LAYOUT = multi_index(8, 5)  # the default layout: its narrowest table (12 bits) reloads a copy
+
+
+def entry(fp: int, seq: int, seen: int = 100) -> bytes:
+    return fp.to_bytes(8) + seq.to_bytes(4) + seen.to_bytes(4) + bytes(8)
+
+
+def mirror() -> tuple[Mirror, ProbedBuckets]:
+    probed = ProbedBuckets(bucket_prefix("m"), LAYOUT)
+    return Mirror(probed), probed
+
+
+def own(probed: ProbedBuckets, fp: int) -> list[str]:
+    return [names[0] for names in probed.own([fp])]
+
+
+def test_entries_go_to_their_bucket_in_every_table_in_first_seen_order() -> None:
+    copy, probed = mirror()
+    a, b = BASE, flip(BASE, [1])  # one bit apart: the same bucket in most tables
+    copy.add(entry(b, 3) + bytes(24) + entry(a, 1), last=3)  # a removed article's slot: zeros
+    assert copy.last == 3
+    for name_a, name_b in zip(own(probed, a), own(probed, b), strict=True):
+        if name_a == name_b:
+            assert copy.buckets([name_a]) == [entry(a, 1) + entry(b, 3)]
+        else:
+            assert copy.buckets([name_a, name_b]) == [entry(a, 1), entry(b, 3)]
+    copy.add(entry(a, 4), last=4)
+    assert all(blob is not None and blob.endswith(entry(a, 4))
+               for blob in copy.buckets(own(probed, a)))  # appended after what was there
+    assert copy.buckets(["no such bucket"]) == [None]
+
+
+def test_expired_entries_are_cut_from_the_front_and_an_empty_bucket_goes() -> None:
+    copy, probed = mirror()
+    copy.add(entry(BASE, 1, seen=50) + entry(BASE, 2, seen=80) + entry(BASE, 3, seen=150), 3)
+    [name] = own(probed, BASE)[:1]
+    copy.cut_expired(name, 100)
+    assert copy.buckets([name]) == [entry(BASE, 3, seen=150)]
+    copy.cut_expired(name, 200)
+    assert copy.buckets([name]) == [None]
+
+
+def test_reset_starts_again() -> None:
+    copy, probed = mirror()
+    copy.add(entry(BASE, 1), 1)
+    new = flip(BASE, [40])
+    copy.reset(entry(new, 7), 9)
+    assert copy.last == 9
+    for old_name, new_name in zip(own(probed, BASE), own(probed, new), strict=True):
+        # Only the new entry is left: where the two share a bucket, and in its own.
+        expected = entry(new, 7) if old_name == new_name else None
+        assert copy.buckets([old_name, new_name]) == [expected, entry(new, 7)]
+
+
+async def test_each_replica_sees_what_the_other_inserts(redis_client: aioredis.Redis) -> None:
+    one, two = RedisIndex(redis_client, "replicas", LAYOUT), RedisIndex(redis_client,
+                                                                         "replicas", LAYOUT)
+    await one.check_and_insert([probe("first", BASE)])
+    [v] = await two.check_and_insert([probe("copy", flip(BASE, [3, 40]))])
+    assert (v.kind, v.duplicate_of, v.distance) == (Kind.NEAR, "first", 2)
+    other = flip(BASE, [1, 9, 17, 25, 33, 41, 49, 57, 60])
+    await two.check_and_insert([probe("second", other)])
+    [v] = await one.check_and_insert([probe("copy 2", flip(other, [0]))])
+    assert (v.kind, v.duplicate_of, v.distance) == (Kind.NEAR, "second", 1)
+
+
+async def test_a_replica_behind_the_ring_reloads_from_the_buckets(
+        redis_client: aioredis.Redis) -> None:
+    await RedisIndex(redis_client, "behind", LAYOUT).check_and_insert([probe("first", BASE)])
+    # As if more articles than the ring holds had been inserted since: only a reload from
+    # the buckets finds "first" (the script compares only what came after the snapshot).
+    await redis_client.incrby(namespace_prefix("behind") + "seq", RECENT_SLOTS)
+    late = RedisIndex(redis_client, "behind", LAYOUT)
+    copy = probe("copy", flip(BASE, [3, 40]))
+    [read] = await late._read([copy])  # the worker's own search (the script would find it too)
+    assert read is not None and read.found.entry[:8] == BASE.to_bytes(8)
+    [v] = await late._decide([copy], [read])
+    assert (v.kind, v.duplicate_of, v.distance) == (Kind.NEAR, "first", 2)
+
+
+async def test_an_emptied_index_is_reloaded(redis_client: aioredis.Redis) -> None:
+    index = RedisIndex(redis_client, "emptied", LAYOUT)
+    rng = random.Random(2)
+    olds = [BASE] + [rng.getrandbits(64) for _ in range(4)]  # all unique: all indexed
+    await index.check_and_insert([probe(f"old {i}", fp) for i, fp in enumerate(olds)])
+    await index._read([probe("any", BASE)])  # the copy takes them in: its counter is 5
+    assert await redis_client.get(namespace_prefix("emptied") + "seq") == b"5"
+    await redis_client.flushdb()  # the counter goes back to 0, below the copy's
+    await index.ensure_layout()
+    await RedisIndex(redis_client, "emptied", LAYOUT).check_and_insert(
+        [probe("new", flip(BASE, [20, 30, 40, 50, 60]))])
+    copy = probe("copy", flip(BASE, [20, 30, 40, 50]))
+    [read] = await index._read([copy])
+    assert read is not None and read.found.entry[:8] == flip(BASE, [20, 30, 40, 50, 60]).to_bytes(8)
+    [v] = await index._decide([copy], [read])
+    assert (v.kind, v.duplicate_of, v.distance) == (Kind.NEAR, "new", 1)
+
+
+async def test_a_stale_entry_whose_sequence_number_was_given_out_again_is_not_trusted(
+        redis_client: aioredis.Redis) -> None:
+    # The index is emptied and refilled past the copy's counter before the copy looks again:
+    # the copy cannot tell, and hands the script an old entry whose sequence number now
+    # belongs to another article. The script must not take it for that article.
+    index = RedisIndex(redis_client, "refilled", LAYOUT)
+    await index.check_and_insert([probe("old", BASE)])  # sequence number 1
+    stale = await index._read([probe("copy", flip(BASE, [3]))])
+    await redis_client.flushdb()
+    await index.ensure_layout()
+    other = RedisIndex(redis_client, "refilled", LAYOUT)
+    await other.check_and_insert([probe("unrelated", ~BASE & (2**64 - 1))])  # number 1 again
+    [v] = await index._decide([probe("copy", flip(BASE, [3]))], stale)
+    assert v.kind is Kind.UNIQUE
