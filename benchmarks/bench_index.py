@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import os
 import random
+import resource
 import statistics
 import time
 from dataclasses import dataclass
@@ -106,11 +107,18 @@ async def measure(index: RedisIndex, url: str, layout_label: str, docs: int, cou
     load_s = await load(index, rng, docs, plants.originals)
     memory = ((await client.info("memory"))["used_memory"] - base_memory) / docs
     settle_s = await settle(client)
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    refresh_start = time.perf_counter()
     await index.refresh()  # the worker's copy of the buckets loaded before timing, if it has one
+    refresh_s = time.perf_counter() - refresh_start
+    copy_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) / 1024
     predicted = estimate(layout, docs, index.max_bucket_read)
     print(f"\n{layout_label}: {layout.name()}  [{layout.spec()}]")
     print(f"  loaded {docs:,} in {load_s:.0f} s ({docs / load_s:,.0f}/s); AOF rewritten "
           f"before timing ({settle_s:.0f} s)")
+    if index.mirrored:
+        print(f"  the worker's copy of the buckets loaded in {refresh_s:.1f} s; the benchmark's "
+              f"peak memory grew {copy_mb:,.0f} MB")
 
     await client.config_resetstat()
     # One at a time: random articles, then the planted copies (they also count as work).
@@ -138,7 +146,7 @@ async def measure(index: RedisIndex, url: str, layout_label: str, docs: int, cou
     cpu_us = (await server_cpu_s(client) - cpu_before) / done * 1e6
     stats = await client.info("commandstats")
     script_us = stats["cmdstat_evalsha"]["usec"] / done  # per article: one call decides ~25
-    read_us = stats["cmdstat_mget"]["usec"] / done  # per article: one MGET reads ~25
+    read_us = stats.get("cmdstat_mget", {}).get("usec", 0) / done  # one MGET reads ~25
     second = RedisIndex(connect(url), index.namespace, layout,
                         max_bucket_read=index.max_bucket_read,
                         verify_threshold=index.verify_threshold, mirror=index.mirrored)

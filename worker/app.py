@@ -90,10 +90,7 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> faust.App:
 
 
 def _index(settings: Settings, metrics: Metrics) -> TimedIndex:
-    return TimedIndex(RedisIndex.from_url(settings.redis_url, settings.namespace,
-                                          settings.index_layout(),
-                                          cluster=settings.redis_cluster,
-                                          **settings.index_options()), metrics)
+    return TimedIndex(RedisIndex.from_settings(settings), metrics)
 
 
 def base_app(settings: Settings) -> faust.App:

@@ -317,8 +317,7 @@ def status() -> None:
 def _redis_index(settings: Settings) -> RedisIndex:
     from worker.index import RedisIndex
 
-    return RedisIndex.from_url(settings.redis_url, settings.namespace, settings.index_layout(),
-                               cluster=settings.redis_cluster, **settings.index_options())
+    return RedisIndex.from_settings(settings)
 
 
 @main.command()

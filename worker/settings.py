@@ -27,6 +27,7 @@ ENV: dict[str, str] = {
     "kafka_ssl_cafile": "DEDUP_KAFKA_SSL_CAFILE",
     "redis_url": "DEDUP_REDIS_URL",
     "redis_cluster": "DEDUP_REDIS_CLUSTER",
+    "bucket_copy": "DEDUP_BUCKET_COPY",
     "namespace": "DEDUP_NAMESPACE",
     "app_id": "DEDUP_APP_ID",
     "input_topic": "DEDUP_INPUT_TOPIC",
@@ -85,6 +86,7 @@ class Settings:
     kafka_ssl_cafile: str = ""
     redis_url: str = field(default="redis://127.0.0.1:6379/0", repr=False)
     redis_cluster: bool = False  # the URL names one node of a Redis Cluster
+    bucket_copy: bool = True  # the worker reads buckets from its own copy (worker/index/mirror.py)
     namespace: str = "default"
     app_id: str = "dedup-worker"
     input_topic: str = "articles"

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import hiredis
 import redis.asyncio as aioredis
@@ -42,6 +42,9 @@ from worker.index.probes import ProbedBuckets
 from worker.layouts import Layout, Table, pigeonhole
 from worker.simhash import from_bytes, to_bytes
 from worker.verdict import Kind, Probe, Verdict
+
+if TYPE_CHECKING:  # (worker.settings imports this package)
+    from worker.settings import Settings
 
 LAYOUT_FORMAT = "4"  # bump when the stored record or key layout changes
 # What a Redis ACL user needs (docs/operations.md; tested in tests/security).
@@ -169,6 +172,13 @@ class RedisIndex:
                  cluster: bool = False, **options: Any) -> RedisIndex:
         """An index on a new client; `options` as for the constructor."""
         return cls(connect(url, cluster), namespace, layout, **options)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> RedisIndex:
+        """The index the worker's settings describe, on a new client."""
+        return cls.from_url(settings.redis_url, settings.namespace, settings.index_layout(),
+                            cluster=settings.redis_cluster, mirror=settings.bucket_copy,
+                            **settings.index_options())
 
     @property
     def description(self) -> dict[str, str]:
