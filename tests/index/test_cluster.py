@@ -10,6 +10,7 @@ import redis.asyncio as aioredis
 
 from tests.index.test_contract import flip, probe
 from worker.index import RedisIndex
+from worker.index.keys import RECENT_SLOTS, namespace_prefix
 from worker.index.redis import connect
 from worker.layouts import multi_index
 from worker.verdict import Kind, Verdict
@@ -57,3 +58,22 @@ async def test_concurrent_clients_on_a_cluster_never_both_call_a_pair_unique(
         assert [x.kind, y.kind].count(Kind.UNIQUE) == 1, (x, y)
     for c in clients:
         await c.aclose()
+
+
+async def test_a_fresh_worker_loads_its_copy_of_the_buckets_from_a_cluster(
+        redis_cluster_url: str) -> None:
+    client = connect(redis_cluster_url, cluster=True)
+    namespace = f"copy-{random.Random(13).getrandbits(32):x}"
+    layout = multi_index(8, 5)  # the default: it keeps a copy, reloaded from its 12-bit table
+    base = 0xF0E1D2C3B4A59687
+    await RedisIndex(client, namespace, layout).check_and_insert([probe("first", base)])
+    # More inserts than the ring holds, as far as a fresh worker can tell: it must reload.
+    await client.incrby(namespace_prefix(namespace) + "seq", RECENT_SLOTS)
+    fresh = RedisIndex(client, namespace, layout)
+    assert fresh.mirrored
+    copy = probe("copy", flip(base, [3, 40]))
+    [read] = await fresh._read([copy])
+    assert read is not None and read.found.entry[:8] == base.to_bytes(8)
+    [v] = await fresh._decide([copy], [read])
+    assert isinstance(v, Verdict) and (v.kind, v.duplicate_of) == (Kind.NEAR, "first")
+    await client.aclose()
