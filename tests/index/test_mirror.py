@@ -128,3 +128,10 @@ async def test_a_stale_entry_whose_sequence_number_was_given_out_again_is_not_tr
     await other.check_and_insert([probe("unrelated", ~BASE & (2**64 - 1))])  # number 1 again
     [v] = await index._decide([probe("copy", flip(BASE, [3]))], stale)
     assert v.kind is Kind.UNIQUE
+
+
+def test_nothing_new_moves_only_the_counter() -> None:
+    copy, _ = mirror()
+    copy.add(b"", last=4)
+    copy.add(bytes(48), last=6)  # two removed articles' slots
+    assert copy.last == 6 and copy.buckets(["any"]) == [None]
