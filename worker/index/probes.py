@@ -11,6 +11,7 @@ costs one join rather than encoding each name again.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import cached_property
 
 import numpy as np
 
@@ -49,7 +50,8 @@ class ProbedBuckets:
         """Every bucket name of the narrowest table (every indexed entry is in each table), or
         None when even that table is too wide to name every key."""
         narrowest = min(self._tables, key=lambda t: t.table.width)
-        return narrowest.every[False].tolist() if narrowest.every else None
+        every = narrowest.every_name
+        return None if every is None else every.tolist()
 
     def _probed(self, fingerprints: Sequence[int], encoded: bool) -> np.ndarray:
         values = np.array(fingerprints, dtype=np.uint64)
@@ -64,17 +66,24 @@ class _TableNames:
         self.digits = (table.width + 3) // 4
         # XOR one with a fingerprint's key to get a key it probes.
         self.flips = np.array(list(neighbours(0, table.width, table.radius)), dtype=np.uint64)
-        self.every: dict[bool, np.ndarray] = {}  # encoded or not -> the name of every key
-        if table.width <= MAX_NAMED_WIDTH:
-            names = [self._name(key) for key in range(1 << table.width)]
-            self.every = {False: np.array(names, dtype=object),
-                          True: np.array([encode(name) for name in names], dtype=object)}
+        self.every_name = (np.array([self._name(key) for key in range(1 << table.width)],
+                                    dtype=object)
+                           if table.width <= MAX_NAMED_WIDTH else None)
+
+    @cached_property
+    def every_encoded(self) -> np.ndarray | None:
+        """`every_name` encoded; made on first use (a worker reading from its copy of the
+        buckets never sends names)."""
+        if self.every_name is None:
+            return None
+        return np.array([self.encode(name) for name in self.every_name.tolist()], dtype=object)
 
     def probed(self, fingerprints: np.ndarray, encoded: bool) -> np.ndarray:
         """The probed names, one row per fingerprint."""
         keys = self.table.keys(fingerprints)[:, None] ^ self.flips[None, :]
-        if self.every:
-            names: np.ndarray = self.every[encoded][keys]
+        every = self.every_encoded if encoded else self.every_name
+        if every is not None:
+            names: np.ndarray = every[keys]
             return names
         make = (lambda key: self.encode(self._name(key))) if encoded else self._name
         return np.array([[make(key) for key in row] for row in keys.tolist()],
@@ -82,8 +91,8 @@ class _TableNames:
 
     def own(self, fingerprints: np.ndarray) -> list[str]:
         keys = self.table.keys(fingerprints)
-        if self.every:
-            names: list[str] = self.every[False][keys].tolist()
+        if self.every_name is not None:
+            names: list[str] = self.every_name[keys].tolist()
             return names
         return [self._name(key) for key in keys.tolist()]
 

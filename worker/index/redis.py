@@ -152,7 +152,7 @@ class RedisIndex:
                       keys.ids_key(namespace), keys.meta_key(namespace),
                       keys.recent_key(namespace))
         self._seq = keys.seq_key(namespace)
-        # The arguments after the table keys: the same for every article.
+        # Each table's width, radius and half to compare first: sent once per script call.
         self._shape = [(t.width, t.radius, _first_half(t)) for t in self.layout.tables]
         self._probed = ProbedBuckets(keys.bucket_prefix(namespace), self.layout, bulk_string)
         # A Redis Cluster client routes a command by its keys: it needs them as names.
