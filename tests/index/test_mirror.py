@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
+import pytest
 import redis.asyncio as aioredis
 
 from tests.index.test_contract import BASE, flip, probe
 from worker.index import RedisIndex
 from worker.index.keys import RECENT_SLOTS, bucket_prefix, namespace_prefix
 from worker.index.mirror import Mirror
+from worker.index.nearest import ENTRY, gather
 from worker.index.probes import ProbedBuckets
 from worker.layouts import multi_index
 from worker.verdict import Kind
@@ -28,8 +31,8 @@ def mirror() -> tuple[Mirror, ProbedBuckets]:
     return Mirror(probed), probed
 
 
-def own(probed: ProbedBuckets, fp: int) -> list[str]:
-    return [names[0] for names in probed.own([fp])]
+def own(probed: ProbedBuckets, fp: int) -> list[int]:
+    return [int(slots[0]) for slots in probed.own_slots(np.array([fp], dtype=np.uint64))]
 
 
 def test_entries_go_to_their_bucket_in_every_table_in_first_seen_order() -> None:
@@ -37,25 +40,27 @@ def test_entries_go_to_their_bucket_in_every_table_in_first_seen_order() -> None
     a, b = BASE, flip(BASE, [1])  # one bit apart: the same bucket in most tables
     copy.add(entry(b, 3) + bytes(24) + entry(a, 1), last=3)  # a removed article's slot: zeros
     assert copy.last == 3
-    for name_a, name_b in zip(own(probed, a), own(probed, b), strict=True):
-        if name_a == name_b:
-            assert copy.buckets([name_a]) == [entry(a, 1) + entry(b, 3)]
+    for slot_a, slot_b in zip(own(probed, a), own(probed, b), strict=True):
+        if slot_a == slot_b:
+            assert copy.buckets([slot_a]) == [entry(a, 1) + entry(b, 3)]
         else:
-            assert copy.buckets([name_a, name_b]) == [entry(a, 1), entry(b, 3)]
+            assert copy.buckets([slot_a, slot_b]) == [entry(a, 1), entry(b, 3)]
     copy.add(entry(a, 4), last=4)
     assert all(blob is not None and blob.endswith(entry(a, 4))
                for blob in copy.buckets(own(probed, a)))  # appended after what was there
-    assert copy.buckets(["no such bucket"]) == [None]
+    assert copy.buckets([own(probed, flip(a, [63]))[0]]) == [None]
 
 
-def test_expired_entries_are_cut_from_the_front_and_an_empty_bucket_goes() -> None:
+def test_expired_entries_are_reported_then_cut_from_the_front() -> None:
     copy, probed = mirror()
     copy.add(entry(BASE, 1, seen=50) + entry(BASE, 2, seen=80) + entry(BASE, 3, seen=150), 3)
-    [name] = own(probed, BASE)[:1]
-    copy.cut_expired(name, 100)
-    assert copy.buckets([name]) == [entry(BASE, 3, seen=150)]
-    copy.cut_expired(name, 200)
-    assert copy.buckets([name]) == [None]
+    slot = own(probed, BASE)[0]
+    [place] = [i for i, s in enumerate(probed.slots([BASE])[0].tolist()) if s == slot]
+    assert place in copy.read([BASE], max_read=10, cutoff_s=100).expired[0]
+    assert copy.buckets([slot]) == [entry(BASE, 3, seen=150)]
+    assert copy.read([BASE], max_read=10, cutoff_s=100).expired == [()]
+    copy.read([BASE], max_read=10, cutoff_s=200)
+    assert copy.buckets([slot]) == [None]
 
 
 def test_reset_starts_again() -> None:
@@ -64,10 +69,34 @@ def test_reset_starts_again() -> None:
     new = flip(BASE, [40])
     copy.reset(entry(new, 7), 9)
     assert copy.last == 9
-    for old_name, new_name in zip(own(probed, BASE), own(probed, new), strict=True):
+    for old_slot, new_slot in zip(own(probed, BASE), own(probed, new), strict=True):
         # Only the new entry is left: where the two share a bucket, and in its own.
-        expected = entry(new, 7) if old_name == new_name else None
-        assert copy.buckets([old_name, new_name]) == [expected, entry(new, 7)]
+        expected = entry(new, 7) if old_slot == new_slot else None
+        assert copy.buckets([old_slot, new_slot]) == [expected, entry(new, 7)]
+
+
+@pytest.mark.parametrize("cutoff", [None, 150])
+def test_a_read_gathers_what_the_buckets_hold(cutoff: int | None) -> None:
+    """Mirror.read against the definition: gather over the values of the probed buckets (as
+    an MGET of their names reads them), with crowded buckets and expired entries."""
+    copy, probed = mirror()
+    rng = random.Random(5)
+    near = [flip(BASE, rng.sample(range(64), rng.randrange(4))) for _ in range(60)]
+    other = [rng.getrandbits(64) for _ in range(300)]
+    fps = near[:30] + other[:170] + near[30:] + other[170:]
+    entries = [entry(fp, seq, seen=rng.choice([100, 150, 190]))
+               for seq, fp in enumerate(fps, 1)]  # (times equal to the cutoff too)
+    copy.add(b"".join(entries[:200]), 200)
+    copy.add(b"".join(entries[200:]), len(fps))  # onto buckets that hold entries already
+    queries = [BASE, flip(BASE, [5, 50]), rng.getrandbits(64)]
+    slots = probed.slots(queries)
+    before = [copy.buckets(row) for row in slots.tolist()]
+    expected = gather(before, max_read=7, cutoff_s=cutoff)
+    assert max(expected.hot) > 0 and (cutoff is None or any(expected.expired))
+    assert copy.read(queries, max_read=7, cutoff_s=cutoff) == expected
+    for blob in filter(None, copy.buckets(range(probed.slot_count or 0))):
+        seqs = np.frombuffer(blob, dtype=ENTRY)["seq"].tolist()
+        assert seqs == sorted(seqs)  # first seen first, as in Redis
 
 
 async def test_each_replica_sees_what_the_other_inserts(redis_client: aioredis.Redis) -> None:
@@ -131,7 +160,8 @@ async def test_a_stale_entry_whose_sequence_number_was_given_out_again_is_not_tr
 
 
 def test_nothing_new_moves_only_the_counter() -> None:
-    copy, _ = mirror()
+    copy, probed = mirror()
     copy.add(b"", last=4)
     copy.add(bytes(48), last=6)  # two removed articles' slots
-    assert copy.last == 6 and copy.buckets(["any"]) == [None]
+    assert probed.slot_count is not None
+    assert copy.last == 6 and set(copy.buckets(range(probed.slot_count))) == {None}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from worker.index.nearest import ENTRY, Nearest, Query, nearest
+from worker.index.nearest import ENTRY, Nearest, gather, nearest
 
 
 def entry(fp: int, seq: int, seen: int = 100, verify: int = 0) -> bytes:
@@ -12,9 +12,10 @@ def entry(fp: int, seq: int, seen: int = 100, verify: int = 0) -> bytes:
 FP = 0xF0E1D2C3B4A59687  # top bit set: compared unsigned
 
 
-def one(buckets: list[bytes | None], fp: int, verify: int | None = None,
-        **options: int) -> Nearest:
-    [found] = nearest([Query(buckets, fp, verify)], **options)
+def one(buckets: list[bytes | None], fp: int, verify: int | None = None, *, max_read: int,
+        cutoff_s: int | None = None, **options: int) -> Nearest:
+    gathered = gather([buckets], max_read=max_read, cutoff_s=cutoff_s)
+    [found] = nearest(gathered, [fp], [verify], cutoff_s=cutoff_s, **options)
     return found
 
 
@@ -54,8 +55,9 @@ def test_only_the_newest_entries_of_a_crowded_bucket_count() -> None:
 def test_a_batch_gives_each_query_its_own_nearest() -> None:
     shared = entry(FP ^ 1, 1) + entry(FP ^ (1 << 40), 2)
     other = FP ^ (0xFF << 8)
-    found = nearest([Query([shared], FP), Query([], FP), Query([shared, entry(other, 3)], other),
-                     Query([shared], FP ^ (1 << 40))], radius=2, max_read=100)
+    fingerprints = [FP, FP, other, FP ^ (1 << 40)]
+    gathered = gather([[shared], [], [shared, entry(other, 3)], [shared]], max_read=100)
+    found = nearest(gathered, fingerprints, [None] * 4, radius=2)
     assert [f.entry for f in found] == [entry(FP ^ 1, 1), b"", entry(other, 3),
                                         entry(FP ^ (1 << 40), 2)]
     assert [f.candidates for f in found] == [2, 0, 3, 2]

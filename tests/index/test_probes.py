@@ -53,3 +53,26 @@ def test_joined_groups_are_the_names_encoded(layout: Layout, group: int) -> None
     expected = [b"".join(f"<{n}>".encode() for n in names[start * per:(start + group) * per])
                 for start in range(0, len(fingerprints), group)]
     assert probed.joined(fingerprints, group) == expected
+
+
+@pytest.mark.parametrize("layout", [layout for layout in LAYOUTS
+                                    if max(t.width for t in layout.tables) <= 16],
+                         ids=lambda layout: layout.spec())
+def test_bucket_numbers_stand_one_for_one_for_names(layout: Layout) -> None:
+    rng = random.Random(11)
+    fingerprints = [rng.getrandbits(64) for _ in range(200)]
+    probed = ProbedBuckets(keys.bucket_prefix("ns"), layout)
+    assert probed.slot_count == sum(1 << t.width for t in layout.tables)
+    pairs = set(zip(probed.slots(fingerprints).ravel().tolist(), probed.names(fingerprints),
+                    strict=True))
+    assert len({slot for slot, _ in pairs}) == len({name for _, name in pairs}) == len(pairs)
+    assert all(0 <= slot < probed.slot_count for slot, _ in pairs)
+    # A fingerprint's own bucket in each table is among those it probes.
+    own = np.stack(probed.own_slots(np.array(fingerprints, dtype=np.uint64)), axis=1)
+    assert all(set(row) <= set(probed_row)
+               for row, probed_row in zip(own.tolist(), probed.slots(fingerprints).tolist(),
+                                          strict=True))
+
+
+def test_tables_too_wide_are_not_numbered() -> None:
+    assert ProbedBuckets(keys.bucket_prefix("ns"), multi_index(5, 2)).slot_count is None

@@ -6,6 +6,9 @@ measured). Pure: no Redis.
 Names also come encoded by a given function (RedisIndex: as Redis's wire format), made once
 each too and joined a group of fingerprints at a time, so that sending a batch's ~6,000 names
 costs one join rather than encoding each name again.
+
+Buckets also come as numbers, each table's keys numbered after the tables before it, for the
+worker's copy of the buckets (Mirror): it finds a batch's buckets by indexing arrays with them.
 """
 
 from __future__ import annotations
@@ -28,6 +31,12 @@ class ProbedBuckets:
         self._tables = [_TableNames(f"{prefix}{i}:", t, encode)
                         for i, t in enumerate(layout.tables)]
         self.per_fingerprint = layout.probes
+        widths = [t.width for t in layout.tables]
+        self._first_slots = np.cumsum([0, *(1 << w for w in widths)])
+        # How many bucket numbers there are; None when some table is too wide to number them
+        # all in an array.
+        self.slot_count: int | None = (int(self._first_slots[-1])
+                                       if max(widths) <= MAX_NAMED_WIDTH else None)
 
     def names(self, fingerprints: Sequence[int]) -> list[str]:
         """The probed buckets of each fingerprint, `per_fingerprint` names each, one
@@ -41,10 +50,19 @@ class ProbedBuckets:
         return [b"".join(rows[start:start + group].ravel().tolist())
                 for start in range(0, len(rows), group)]
 
-    def own(self, fingerprints: Sequence[int] | np.ndarray) -> list[list[str]]:
-        """The bucket each fingerprint is inserted into, in each table: one list per table."""
+    def slots(self, fingerprints: Sequence[int]) -> np.ndarray:
+        """The numbers of what `names` names: one row of `per_fingerprint` per fingerprint.
+        Only with a `slot_count`."""
+        values = np.array(fingerprints, dtype=np.uint64)
+        return np.concatenate([t.probed_keys(values).astype(np.intp) + int(first) for t, first
+                               in zip(self._tables, self._first_slots, strict=False)], axis=1)
+
+    def own_slots(self, fingerprints: np.ndarray) -> list[np.ndarray]:
+        """The number of the bucket each fingerprint is inserted into, in each table: one
+        array per table. Only with a `slot_count`."""
         values = np.asarray(fingerprints, dtype=np.uint64)
-        return [t.own(values) for t in self._tables]
+        return [t.table.keys(values).astype(np.intp) + int(first) for t, first
+                in zip(self._tables, self._first_slots, strict=False)]
 
     def whole_table(self) -> list[str] | None:
         """Every bucket name of the narrowest table (every indexed entry is in each table), or
@@ -78,9 +96,14 @@ class _TableNames:
             return None
         return np.array([self.encode(name) for name in self.every_name.tolist()], dtype=object)
 
+    def probed_keys(self, fingerprints: np.ndarray) -> np.ndarray:
+        """The probed keys, one row per fingerprint."""
+        keys: np.ndarray = self.table.keys(fingerprints)[:, None] ^ self.flips[None, :]
+        return keys
+
     def probed(self, fingerprints: np.ndarray, encoded: bool) -> np.ndarray:
         """The probed names, one row per fingerprint."""
-        keys = self.table.keys(fingerprints)[:, None] ^ self.flips[None, :]
+        keys = self.probed_keys(fingerprints)
         every = self.every_encoded if encoded else self.every_name
         if every is not None:
             names: np.ndarray = every[keys]
@@ -88,13 +111,6 @@ class _TableNames:
         make = (lambda key: self.encode(self._name(key))) if encoded else self._name
         return np.array([[make(key) for key in row] for row in keys.tolist()],
                         dtype=object).reshape(keys.shape)
-
-    def own(self, fingerprints: np.ndarray) -> list[str]:
-        keys = self.table.keys(fingerprints)
-        if self.every_name is not None:
-            names: list[str] = self.every_name[keys].tolist()
-            return names
-        return [self._name(key) for key in keys.tolist()]
 
     def _name(self, key: int) -> str:
         return self.start + format(key, f"0{self.digits}x")

@@ -5,8 +5,8 @@ Articles are decided by a Lua script (check_and_insert.lua; 25 articles per call
 turn), so replicas that process near-duplicates at the same moment are serialised by Redis:
 one of them is first. Before that, the worker reads the articles' probed buckets and compares
 their entries itself (worker/index/nearest.py): from its copy of the buckets
-(worker/index/mirror.py, kept in step by since.lua), or with MGETs when the layout has no
-table narrow enough to reload a copy from. The script then compares only what was inserted
+(worker/index/mirror.py, kept in step by since.lua), or with MGETs when a table of the layout
+is too wide for a copy. The script then compares only what was inserted
 since.
 forget.lua removes articles, expire.lua sweeps out expired ones. Each script starts with
 remove.lua, which they share.
@@ -37,7 +37,7 @@ from worker.errors import IndexStoreError, IndexUnavailable, LayoutMismatch
 from worker.index import keys
 from worker.index.base import DEFAULT_MAX_BUCKET_READ, Outcome, check_thresholds
 from worker.index.mirror import Mirror
-from worker.index.nearest import Nearest, Query, nearest
+from worker.index.nearest import Nearest, gather, nearest
 from worker.index.probes import ProbedBuckets
 from worker.layouts import Layout, Table, pigeonhole
 from worker.simhash import from_bytes, to_bytes
@@ -139,8 +139,9 @@ class RedisIndex:
         the same) is a duplicate, and between the two is related (see Kind.RELATED). With
         `verify_threshold` >= 0, a candidate also needs its verification fingerprint within
         that many bits of the article's. With `mirror`, the worker keeps a copy of the
-        buckets (worker/index/mirror.py) when the layout has a table narrow enough to reload
-        it from (16 bits or fewer: the planner's layouts do); else it reads Redis's."""
+        buckets (worker/index/mirror.py) when the layout's tables are narrow enough (16 bits
+        or fewer: the planner's layouts up to 1M articles at thresholds 3 and above are);
+        else it reads Redis's."""
         self.client = client
         self.namespace = namespace
         self.layout = layout or pigeonhole(3)
@@ -159,7 +160,8 @@ class RedisIndex:
         self._encodes = isinstance(client, aioredis.Redis) and issubclass(
             client.connection_pool.connection_class, _PackInC)
         self._whole_table = self._probed.whole_table()
-        self._mirror = Mirror(self._probed) if mirror and self._whole_table else None
+        self._mirror = (Mirror(self._probed) if mirror and self._probed.slot_count is not None
+                        else None)
         self._layout_checked = False
 
     @property
@@ -238,25 +240,23 @@ class RedisIndex:
         if not searched:
             return [None] * len(probes)
         fingerprints = [fp for fp, _ in searched]
+        verified = self.verify_threshold >= 0
+        verifies = [verify if verified else None for _, verify in searched]
+        cutoff = int(time.time()) - self.retention_s if self.retention_s else None
         if self._mirror is not None:
-            snapshot = await self._sync()
-            buckets = self._mirror.buckets(self._probed.names(fingerprints))
-            snapshots = [snapshot] * len(fingerprints)
+            snapshots = [await self._sync()] * len(fingerprints)
+            gathered = self._mirror.read(fingerprints, max_read=self.max_bucket_read,
+                                         cutoff_s=cutoff)
         else:
             snapshots, buckets = await self._mget(fingerprints)
-        per = self._probed.per_fingerprint
-        verified = self.verify_threshold >= 0
-        queries = [Query(buckets[i * per:(i + 1) * per], fp, verify if verified else None)
-                   for i, (fp, verify) in enumerate(searched)]
-        cutoff = int(time.time()) - self.retention_s if self.retention_s else None
-        found = nearest(queries, radius=self.layout.threshold, max_read=self.max_bucket_read,
+            per = self._probed.per_fingerprint
+            gathered = gather([buckets[i * per:(i + 1) * per] for i in range(len(fingerprints))],
+                              max_read=self.max_bucket_read, cutoff_s=cutoff)
+        found = nearest(gathered, fingerprints, verifies, radius=self.layout.threshold,
                         verify_threshold=self.verify_threshold, cutoff_s=cutoff)
         reads = [Read(snapshot, nearest_one, self._expired(fp, nearest_one))
                  for snapshot, fp, nearest_one in zip(snapshots, fingerprints, found,
                                                       strict=True)]
-        if self._mirror is not None and cutoff is not None:
-            for name in {name for read in reads for name in read.expired}:
-                self._mirror.cut_expired(name, cutoff)  # the script cuts Redis's copy
         found_reads = iter(reads)
         return [next(found_reads) if p.fingerprint is not None else None for p in probes]
 
