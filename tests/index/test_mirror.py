@@ -12,6 +12,7 @@ import redis.asyncio as aioredis
 
 from tests.index.test_contract import BASE, flip, probe
 from worker.index import RedisIndex
+from worker.index import mirror as mirror_module
 from worker.index.keys import RECENT_SLOTS, bucket_prefix, namespace_prefix
 from worker.index.mirror import Mirror
 from worker.index.nearest import ENTRY, gather
@@ -73,6 +74,22 @@ def test_reset_starts_again() -> None:
         # Only the new entry is left: where the two share a bucket, and in its own.
         expected = entry(new, 7) if old_slot == new_slot else None
         assert copy.buckets([old_slot, new_slot]) == [expected, entry(new, 7)]
+
+
+def test_entries_taken_in_over_several_passes_give_the_same_copy(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(8)
+    entries = b"".join(entry(flip(BASE, rng.sample(range(64), rng.randrange(3))), seq,
+                             seen=rng.randrange(100, 200)) for seq in range(1, 200))
+    whole, probed = mirror()
+    whole.reset(entries, 199)
+    monkeypatch.setattr(mirror_module, "_PASS", 7)
+    passes, _ = mirror()
+    passes.reset(entries, 199)
+    every = range(probed.slot_count or 0)
+    assert passes.buckets(every) == whole.buckets(every)
+    assert passes.read([BASE], max_read=1000, cutoff_s=150) == whole.read(
+        [BASE], max_read=1000, cutoff_s=150)
 
 
 @pytest.mark.parametrize("cutoff", [None, 150])

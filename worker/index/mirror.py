@@ -24,6 +24,10 @@ import numpy as np
 from worker.index.nearest import ENTRY, Gathered
 from worker.index.probes import ProbedBuckets
 
+# Entries taken in per pass: a reload of 1M articles goes in passes, so that its temporary
+# arrays (~24 bytes per entry and table) stay small.
+_PASS = 100_000
+
 
 class Mirror:
     def __init__(self, probed: ProbedBuckets) -> None:
@@ -33,7 +37,8 @@ class Mirror:
         self._probed = probed
         self._blobs = np.full(probed.slot_count, b"", dtype=object)  # each bucket's entries
         self._sizes = np.zeros(probed.slot_count, dtype=np.int64)  # entries in each bucket
-        self._first_seen = np.zeros(probed.slot_count, dtype=np.int64)  # its first entry's
+        # The first-seen second of each bucket's first entry (where it has one): for expiry.
+        self._first_seen = np.zeros(probed.slot_count, dtype=np.int64)
         self.last = 0  # every entry up to this sequence number is here
 
     def add(self, entries: bytes, last: int) -> None:
@@ -43,27 +48,32 @@ class Mirror:
         table = np.frombuffer(entries, dtype=ENTRY)
         live = table[table["seq"] != 0]
         live = live[np.argsort(live["seq"], kind="stable")]
-        size = ENTRY.itemsize
-        blobs = self._blobs
-        for slots in self._probed.own_slots(live["fp"]) if len(live) else []:  # by table
-            order = np.argsort(slots, kind="stable")  # by bucket, first seen first in each
-            slots, grouped = slots[order], live[order]
-            starts = np.flatnonzero(np.diff(slots, prepend=-1))  # each bucket's first entry
-            buckets = slots[starts]
-            empty = self._sizes[buckets] == 0
-            self._first_seen[buckets[empty]] = grouped["seen"][starts[empty]]
-            ends = np.append(starts[1:], len(slots))
-            self._sizes[buckets] += ends - starts
-            block = grouped.tobytes()
-            for slot, start, end in zip(buckets.tolist(), (starts * size).tolist(),
-                                        (ends * size).tolist(), strict=True):
-                blobs[slot] += block[start:end]
+        for start in range(0, len(live), _PASS):
+            self._add(live[start:start + _PASS])
         self.last = last
+
+    def _add(self, live: np.ndarray) -> None:
+        """Append entries (in first-seen order) to their bucket in every table: all tables in
+        one pass (numpy's cost per call, not per entry, is most of a batch's)."""
+        slots = np.concatenate(self._probed.own_slots(live["fp"]))  # table after table
+        order = np.argsort(slots, kind="stable")  # by bucket, first seen first in each
+        slots, grouped = slots[order], live[order % len(live)]
+        starts = np.flatnonzero(np.diff(slots, prepend=-1))  # each bucket's first entry
+        buckets = slots[starts]
+        empty = self._sizes[buckets] == 0
+        self._first_seen[buckets[empty]] = grouped["seen"][starts[empty]]
+        ends = np.append(starts[1:], len(slots))
+        self._sizes[buckets] += ends - starts
+        block, size, blobs = grouped.tobytes(), ENTRY.itemsize, self._blobs
+        for slot, start, end in zip(buckets.tolist(), (starts * size).tolist(),
+                                    (ends * size).tolist(), strict=True):
+            blobs[slot] += block[start:end]
 
     def reset(self, entries: bytes, last: int) -> None:
         """Start again from `entries`: every entry up to `last`, in any order."""
         self._blobs.fill(b"")
         self._sizes.fill(0)
+        self._first_seen.fill(0)
         self.add(entries, last)
 
     def buckets(self, slots: Sequence[int]) -> list[bytes | None]:

@@ -6,8 +6,7 @@ turn), so replicas that process near-duplicates at the same moment are serialise
 one of them is first. Before that, the worker reads the articles' probed buckets and compares
 their entries itself (worker/index/nearest.py): from its copy of the buckets
 (worker/index/mirror.py, kept in step by since.lua), or with MGETs when a table of the layout
-is too wide for a copy. The script then compares only what was inserted
-since.
+is too wide for a copy. The script then compares only what was inserted since.
 forget.lua removes articles, expire.lua sweeps out expired ones. Each script starts with
 remove.lua, which they share.
 """
