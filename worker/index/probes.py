@@ -32,6 +32,7 @@ class ProbedBuckets:
                         for i, t in enumerate(layout.tables)]
         self.per_fingerprint = layout.probes
         widths = [t.width for t in layout.tables]
+        # Each table's first bucket number, then the count of them all.
         self._first_slots = np.cumsum([0, *(1 << w for w in widths)])
         # How many bucket numbers there are; None when some table is too wide to number them
         # all in an array.
@@ -55,14 +56,14 @@ class ProbedBuckets:
         Only with a `slot_count`."""
         values = np.array(fingerprints, dtype=np.uint64)
         return np.concatenate([t.probed_keys(values).astype(np.intp) + int(first) for t, first
-                               in zip(self._tables, self._first_slots, strict=False)], axis=1)
+                               in zip(self._tables, self._first_slots[:-1], strict=True)], axis=1)
 
     def own_slots(self, fingerprints: np.ndarray) -> list[np.ndarray]:
         """The number of the bucket each fingerprint is inserted into, in each table: one
         array per table. Only with a `slot_count`."""
         values = np.asarray(fingerprints, dtype=np.uint64)
         return [t.table.keys(values).astype(np.intp) + int(first) for t, first
-                in zip(self._tables, self._first_slots, strict=False)]
+                in zip(self._tables, self._first_slots[:-1], strict=True)]
 
     def whole_table(self) -> list[str] | None:
         """Every bucket name of the narrowest table (every indexed entry is in each table), or
