@@ -42,14 +42,21 @@ def xxh3_64(buffer: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.n
     start (reads are 8 bytes wide); every length must be 1..16."""
     if len(lengths) and (lengths.min() < 1 or lengths.max() > MAX_LENGTH):
         raise ValueError(f"lengths must be 1..{MAX_LENGTH}; hash others with xxhash")
+    # The strings grouped by length class (1-3, 4-8, 9-16 bytes), so that each class's
+    # formula runs on a contiguous slice: half the time of picking each class by a mask.
+    classes = (lengths >= 4).astype(np.int8) + (lengths >= 9)
+    order = np.argsort(classes, kind="stable")
+    starts, lengths = starts[order], lengths[order]
+    ends = np.searchsorted(classes[order], [1, 2, 3]).tolist()  # each class's end
     first = _read64(buffer, starts)  # a string's first 8 bytes (and what follows it)
     last = _read64(buffer, starts + lengths - 8)  # its last 8 bytes (and what precedes it)
-    out = np.empty(len(lengths), dtype=np.uint64)
     n = lengths.astype(np.uint64)
-    for low, high, part in ((1, 3, _len_1to3), (4, 8, _len_4to8), (9, 16, _len_9to16)):
-        pick = (lengths >= low) & (lengths <= high)
-        if pick.any():
-            out[pick] = part(first[pick], last[pick], n[pick])
+    out = np.empty(len(lengths), dtype=np.uint64)
+    begin = 0
+    for end, part in zip(ends, (_len_1to3, _len_4to8, _len_9to16), strict=True):
+        if end > begin:
+            out[order[begin:end]] = part(first[begin:end], last[begin:end], n[begin:end])
+        begin = end
     return out
 
 
