@@ -24,8 +24,8 @@ class Gathered:
     data: bytes  # the entries (ENTRY), each fingerprint's after the one before
     counts: list[int]  # each fingerprint's number of entries in `data`
     hot: list[int]  # each fingerprint's buckets with more entries than were read
-    expired: list[tuple[int, ...]]  # each one's buckets (places among its probes) led by
-    # expired entries
+    # Each fingerprint's buckets led by expired entries, as places among its probes.
+    expired: list[tuple[int, ...]]
 
 
 @dataclass(frozen=True)
@@ -33,8 +33,8 @@ class Nearest:
     entry: bytes  # the nearest entry within the radius (24 bytes), or b"" if none
     candidates: int  # entries compared (expired ones not counted)
     hot: int  # buckets with more entries than were read
-    expired: tuple[int, ...] = ()  # buckets (their places among the probes) led by expired
-    # entries
+    # Buckets led by expired entries, as places among the probes.
+    expired: tuple[int, ...] = ()
 
 
 def gather(buckets: Sequence[Sequence[bytes | None]], *, max_read: int,
