@@ -158,9 +158,10 @@ class RedisIndex:
         # A Redis Cluster client routes a command by its keys: it needs them as names.
         self._encodes = isinstance(client, aioredis.Redis) and issubclass(
             client.connection_pool.connection_class, _PackInC)
-        self._whole_table = self._probed.whole_table()
         self._mirror = (Mirror(self._probed) if mirror and self._probed.slot_count is not None
                         else None)
+        # What a copy reloads from (every bucket of one table); only a copy needs it.
+        self._whole_table = self._probed.whole_table() if self._mirror is not None else None
         self._layout_checked = False
 
     @property
