@@ -25,6 +25,8 @@ import statistics
 import tempfile
 import time
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -60,16 +62,25 @@ async def produce(kafka: str, topic: str, articles: list[dict[str, Any]],
         await producer.stop()
 
 
-async def consume(kafka: str, topics: list[str], expected: int,
-                  give_up_after: float) -> list[tuple[int, float, dict[str, Any]]]:
-    """(record timestamp ms, receive time s, body) of the first `expected` output records."""
+@asynccontextmanager
+async def reader(kafka: str, topics: list[str]) -> AsyncIterator[tuple[AIOKafkaConsumer,
+                                                                       list[TopicPartition]]]:
+    """A started consumer (no group) and every partition of the topics."""
     consumer = AIOKafkaConsumer(bootstrap_servers=kafka, group_id=None,
                                 enable_auto_commit=False)
     await consumer.start()
     try:
         await consumer._client.force_metadata_update()
-        parts = [TopicPartition(t, p) for t in topics
-                 for p in consumer.partitions_for_topic(t) or ()]
+        yield consumer, [TopicPartition(t, p) for t in topics
+                         for p in consumer.partitions_for_topic(t) or ()]
+    finally:
+        await consumer.stop()
+
+
+async def consume(kafka: str, topics: list[str], expected: int,
+                  give_up_after: float) -> list[tuple[int, float, dict[str, Any]]]:
+    """(record timestamp ms, receive time s, body) of the first `expected` output records."""
+    async with reader(kafka, topics) as (consumer, parts):
         consumer.assign(parts)
         await consumer.seek_to_beginning(*parts)
         out: list[tuple[int, float, dict[str, Any]]] = []
@@ -82,8 +93,6 @@ async def consume(kafka: str, topics: list[str], expected: int,
             for records in batch.values():
                 out += [(r.timestamp, now, json.loads(r.value)) for r in records]
         return out
-    finally:
-        await consumer.stop()
 
 
 def sent_ms(body: dict[str, Any]) -> int:
@@ -128,20 +137,12 @@ async def wait_for_outputs(kafka: str, topics: list[str], expected: int,
     """Until the topics hold `expected` records, watching their end offsets: reading the
     records as they come would take a third of a core (measured) from the processes under
     test, on the same two cores."""
-    consumer = AIOKafkaConsumer(bootstrap_servers=kafka, group_id=None,
-                                enable_auto_commit=False)
-    await consumer.start()
-    try:
-        await consumer._client.force_metadata_update()
-        parts = [TopicPartition(t, p) for t in topics
-                 for p in consumer.partitions_for_topic(t) or ()]
+    async with reader(kafka, topics) as (consumer, parts):
         deadline = time.monotonic() + give_up_after
         while (held := sum((await consumer.end_offsets(parts)).values())) < expected:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{held} of {expected} outputs in {give_up_after:.0f} s")
             await asyncio.sleep(0.2)
-    finally:
-        await consumer.stop()
 
 
 def throughput(run: Run, articles: list[dict[str, Any]], timeout: float) -> float:
