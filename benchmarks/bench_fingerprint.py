@@ -11,11 +11,11 @@ from collections.abc import Callable
 
 import xxhash
 
-from worker.corpora import lee_news, peoples_daily
-from worker.fingerprint import Fingerprinter
-from worker.normalize import normalize, normalized_tokens
-from worker.simhash import simhash, simhash_reference
-from worker.tokens import tokenize, units
+from evaluation.corpora import lee_news, peoples_daily
+from worker.text.features import tokenize, units
+from worker.text.fingerprint import Fingerprinter
+from worker.text.normalize import normalize, normalized_tokens
+from worker.text.simhash import simhash, simhash_reference
 
 Method = Callable[[list[str]], object]  # fingerprints all the texts it is given
 BATCH = 100  # the worker's default batch size (DEDUP_BATCH_SIZE)

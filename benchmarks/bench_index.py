@@ -21,12 +21,12 @@ from dataclasses import dataclass
 import redis.asyncio as aioredis
 
 from benchmarks.redis_state import settle, wipe
-from worker.index import RedisIndex
-from worker.index.redis import connect
-from worker.layouts import Layout
-from worker.planner import estimate
+from worker.index.redis import RedisIndex
+from worker.index.redis.index import connect
+from worker.layout.planner import estimate
+from worker.layout.tables import Layout
+from worker.model import Kind, Probe, Verdict
 from worker.settings import Settings
-from worker.verdict import Kind, Probe, Verdict
 
 LOAD_BATCH = 2000
 PLANTED_PER_DISTANCE = 30

@@ -19,12 +19,12 @@ import time
 from benchmarks.bench_index import server_cpu_s
 from benchmarks.redis_state import settle, wipe
 from tests.corpus import make_articles
-from worker.articles import Article, decode_article
-from worker.decide import Accepted, Decider
-from worker.index.redis import CHECK_AND_INSERT, RedisIndex, _outcome, connect
-from worker.messages import Source, output_messages
+from worker.index.redis.index import CHECK_AND_INSERT, RedisIndex, _outcome, connect
+from worker.model import Probe
+from worker.pipeline.decide import Accepted, Decider
+from worker.pipeline.decode import Article, decode_article
+from worker.pipeline.outputs import Source, output_messages
 from worker.settings import Settings
-from worker.verdict import Probe
 
 BATCH = 100
 STAGES = ("decode", "fingerprint", "read", "calls", "script", "replies", "messages")

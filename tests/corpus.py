@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from worker.corpora import lee_news as lee_articles
+from evaluation.corpora import lee_news as lee_articles
 
 __all__ = ["lee_articles", "make_articles"]
 

@@ -3,7 +3,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from worker.app import settle_gc
+from worker.stream.app import settle_gc
 
 
 @pytest.fixture

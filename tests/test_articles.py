@@ -3,7 +3,7 @@ import json
 import pytest
 
 from tests.schemas import is_valid
-from worker.articles import Article, Deletion, Reason, Rejection, decode_article
+from worker.pipeline.decode import Article, Deletion, Reason, Rejection, decode_article
 
 LIMIT = 10_000
 

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 import xxhash
 
-from worker.batch_units import batch_units
-from worker.normalize import normalize, normalized_tokens
-from worker.simhash import feature_hashes
-from worker.tokens import units
+from worker.text.fast_units import batch_units
+from worker.text.features import units
+from worker.text.normalize import normalize, normalized_tokens
+from worker.text.simhash import feature_hashes
 
 Result = tuple[list[bytes], list[list[int]], list[float]]
 

@@ -9,9 +9,9 @@ from tests.schemas import validate
 from tests.test_fingerprint import PROMOTION
 from tests.texts import PRODUCT_PAGE, RECIPE
 from worker.cli import describe, main
-from worker.index import RedisIndex
+from worker.index.redis import RedisIndex
+from worker.model import Kind, Probe, Verdict
 from worker.settings import ENV, Settings
-from worker.verdict import Kind, Probe, Verdict
 
 
 def test_scan_prints_one_verdict_per_line(tmp_path: Path) -> None:

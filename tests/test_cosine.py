@@ -1,7 +1,7 @@
 import pytest
 
-from worker.cosine import distance_distribution, figures
-from worker.layouts import pigeonhole, sampled
+from worker.layout.cosine import distance_distribution, figures
+from worker.layout.tables import pigeonhole, sampled
 
 
 def test_the_known_table_at_cosine_0_8() -> None:

@@ -1,11 +1,11 @@
 import json
 
 from tests.texts import PRODUCT_PAGE, RECIPE
-from worker.articles import Reason, Rejection
-from worker.decide import Accepted, Decider, Forgotten
-from worker.fingerprint import Fingerprinter
 from worker.index import MemoryIndex
-from worker.verdict import Kind
+from worker.model import Kind
+from worker.pipeline.decide import Accepted, Decider, Forgotten
+from worker.pipeline.decode import Reason, Rejection
+from worker.text.fingerprint import Fingerprinter
 
 
 def _raw(id: str, text: str) -> bytes:

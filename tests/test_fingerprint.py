@@ -2,11 +2,11 @@ import random
 
 import pytest
 
+from evaluation.corpora import lee_news, peoples_daily
 from tests.texts import PRODUCT_PAGE, RECIPE
-from worker.corpora import lee_news, peoples_daily
-from worker.fingerprint import Fingerprinter
-from worker.idf import IdfTable
-from worker.simhash import hamming
+from worker.text.fingerprint import Fingerprinter
+from worker.text.idf import IdfTable
+from worker.text.simhash import hamming
 
 # The classic experiment is about the one-SimHash-of-shingles fingerprint ("shingles" mode);
 # the default "words" mode has its own tests below.

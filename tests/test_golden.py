@@ -15,12 +15,12 @@ import random
 from pathlib import Path
 from typing import Any
 
+from evaluation.corpora import peoples_daily
 from tests.corpus import make_articles
-from worker.corpora import peoples_daily
-from worker.decide import Accepted, Decider
-from worker.fingerprint import Fingerprinter
 from worker.index import MemoryIndex
+from worker.pipeline.decide import Accepted, Decider
 from worker.settings import Settings
+from worker.text.fingerprint import Fingerprinter
 
 EXPECTED = Path(__file__).parent / "data" / "golden-verdicts.jsonl.gz"
 

@@ -8,11 +8,11 @@ import json
 import pytest
 
 from tests.schemas import validate
-from worker.articles import Rejection
-from worker.decide import Accepted, Decider
-from worker.fingerprint import Fingerprinter
 from worker.index import MemoryIndex
-from worker.messages import Source, output_messages
+from worker.pipeline.decide import Accepted, Decider
+from worker.pipeline.decode import Rejection
+from worker.pipeline.outputs import Source, output_messages
+from worker.text.fingerprint import Fingerprinter
 
 LIMIT = 1_000_000
 

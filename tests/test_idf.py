@@ -7,10 +7,10 @@ from click.testing import CliRunner
 
 from worker.cli import main
 from worker.errors import ConfigError
-from worker.fingerprint import Fingerprinter
-from worker.idf import IdfTable, default_table, jieba_table
-from worker.simhash import feature_hashes
-from worker.tokens import HAN_CHAR
+from worker.text.features import HAN_CHAR
+from worker.text.fingerprint import Fingerprinter
+from worker.text.idf import IdfTable, default_table, jieba_table
+from worker.text.simhash import feature_hashes
 
 
 def test_build_keeps_units_below_the_cap() -> None:

@@ -2,7 +2,7 @@ import random
 
 import pytest
 
-from worker.layouts import (
+from worker.layout.tables import (
     MAX_THRESHOLD,
     Family,
     Layout,
@@ -15,7 +15,7 @@ from worker.layouts import (
     sampled,
     split,
 )
-from worker.simhash import hamming
+from worker.text.simhash import hamming
 
 
 def shares_a_probe(layout: Layout, a: int, b: int) -> bool:

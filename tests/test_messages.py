@@ -8,12 +8,11 @@ import pytest
 from tests.schemas import validate
 from tests.test_fingerprint import PROMOTION
 from tests.texts import PRODUCT_PAGE
-from worker.articles import Reason, Rejection
-from worker.decide import Decider, Decision
-from worker.fingerprint import Fingerprinter
 from worker.index import MemoryIndex
-from worker.layouts import multi_index
-from worker.messages import (
+from worker.layout.tables import multi_index
+from worker.pipeline.decide import Decider, Decision
+from worker.pipeline.decode import Reason, Rejection
+from worker.pipeline.outputs import (
     Destination,
     Outgoing,
     Source,
@@ -21,6 +20,7 @@ from worker.messages import (
     rejected,
     scan_line,
 )
+from worker.text.fingerprint import Fingerprinter
 
 SOURCE = Source("articles", 2, 41, 1_764_000_000_000)
 

@@ -1,7 +1,7 @@
 import sys
 import unicodedata
 
-from worker.normalize import _table, folded_utf8, normalize
+from worker.text.normalize import _table, folded_utf8, normalize
 
 
 def test_case_whitespace_and_punctuation_vanish() -> None:

@@ -5,17 +5,17 @@ import aiohttp
 import pytest
 
 from tests.services import free_port
-from worker.articles import Article, Reason, Rejection
-from worker.decide import Accepted, Forgotten
-from worker.fingerprint import Fingerprinter
-from worker.observability import (
+from worker.model import Kind, Verdict
+from worker.pipeline.decide import Accepted, Forgotten
+from worker.pipeline.decode import Article, Reason, Rejection
+from worker.stream.observability import (
     HealthServer,
     JsonFormatter,
     Metrics,
     RedactSecrets,
     logging_config,
 )
-from worker.verdict import Kind, Verdict
+from worker.text.fingerprint import Fingerprinter
 
 
 def _sample(metrics: Metrics, name: str, **labels: str) -> float:
@@ -50,11 +50,12 @@ def test_metrics_count_verdicts_dead_letters_candidates_and_hot_buckets(
 
 
 def test_json_log_lines() -> None:
-    record = logging.LogRecord("worker.app", logging.WARNING, __file__, 1, "index %s", ("down",),
+    record = logging.LogRecord("worker.stream.app", logging.WARNING, __file__, 1, "index %s",
+                               ("down",),
                                None)
     line = json.loads(JsonFormatter().format(record))
     assert line["level"] == "warning" and line["message"] == "index down"
-    assert line["logger"] == "worker.app" and "time" in line
+    assert line["logger"] == "worker.stream.app" and "time" in line
     assert logging_config("info", "json")["formatters"]["default"]["()"] is JsonFormatter
 
 

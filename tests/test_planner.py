@@ -1,7 +1,7 @@
 import pytest
 
-from worker.layouts import Family, multi_index, pigeonhole
-from worker.planner import Costs, describe, estimate, layouts, plan
+from worker.layout.planner import Costs, describe, estimate, layouts, plan
+from worker.layout.tables import Family, multi_index, pigeonhole
 
 
 def test_candidates_follow_from_key_width_and_index_size() -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worker.articles import Article, Rejection, decode_article
-from worker.fingerprint import Fingerprinter
-from worker.messages import Source, output_messages
-from worker.normalize import normalize
-from worker.tokens import tokenize
-from worker.verdict import Kind, Verdict
+from worker.model import Kind, Verdict
+from worker.pipeline.decode import Article, Rejection, decode_article
+from worker.pipeline.outputs import Source, output_messages
+from worker.text.features import tokenize
+from worker.text.fingerprint import Fingerprinter
+from worker.text.normalize import normalize
 
 fingerprint = Fingerprinter(min_words=3)
 jieba_fingerprint = Fingerprinter(chinese="jieba", min_words=3)
@@ -62,7 +62,7 @@ def test_any_json_object_decodes_and_its_verdict_encodes(body: dict[str, object]
         return
     decoded = decode_article(raw, 100_000)
     if isinstance(decoded, Article):
-        from worker.decide import Accepted
+        from worker.pipeline.decide import Accepted
 
         verdict = Verdict(decoded.id, Kind.UNIQUE, None, seen_at_ms=1)
         accepted = Accepted(decoded, fingerprint(decoded.text), verdict)

@@ -3,8 +3,9 @@ import random
 import numpy as np
 import pytest
 
-from worker.normalize import normalize
-from worker.simhash import (
+from worker.text.features import tokenize
+from worker.text.normalize import normalize
+from worker.text.simhash import (
     feature_hashes,
     from_bytes,
     from_hex,
@@ -15,7 +16,6 @@ from worker.simhash import (
     to_bytes,
     to_hex,
 )
-from worker.tokens import tokenize
 
 
 def _random_texts(count: int, seed: int = 7) -> list[list[str]]:

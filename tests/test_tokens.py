@@ -1,6 +1,6 @@
 import pytest
 
-from worker.tokens import bigrams, shingles, tokenize
+from worker.text.features import bigrams, shingles, tokenize
 
 
 def test_word_shingles_overlap() -> None:

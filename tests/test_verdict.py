@@ -1,4 +1,4 @@
-from worker.verdict import Entry, closest
+from worker.model import Entry, closest
 
 
 def test_closest_within_threshold_wins() -> None:

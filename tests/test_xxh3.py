@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import xxhash
 
-from worker.xxh3 import MAX_LENGTH, xxh3_64
+from worker.text.xxh3 import MAX_LENGTH, xxh3_64
 
 
 def _hash_all(strings: list[bytes]) -> list[int]:

@@ -11,11 +11,12 @@ from worker.errors import (
     KafkaUnavailable,
     LayoutMismatch,
 )
-from worker.fingerprint import Fingerprint, Fingerprinter
-from worker.index import Index, MemoryIndex, RedisIndex
+from worker.index import Index, MemoryIndex
+from worker.index.redis import RedisIndex
+from worker.model import Kind, Probe, Verdict
 from worker.settings import Settings
-from worker.simhash import hamming, simhash
-from worker.verdict import Kind, Probe, Verdict
+from worker.text.fingerprint import Fingerprint, Fingerprinter
+from worker.text.simhash import hamming, simhash
 
 __all__ = [
     "ConfigError",

@@ -14,8 +14,8 @@ from urllib.parse import urlsplit
 
 from worker.errors import ConfigError
 from worker.index.base import DEFAULT_MAX_BUCKET_READ
-from worker.layouts import MAX_THRESHOLD, Layout, parse
-from worker.planner import choose
+from worker.layout.planner import choose
+from worker.layout.tables import MAX_THRESHOLD, Layout, parse
 
 # Every environment variable the worker reads: setting name -> variable name.
 ENV: dict[str, str] = {
@@ -86,7 +86,7 @@ class Settings:
     kafka_ssl_cafile: str = ""
     redis_url: str = field(default="redis://127.0.0.1:6379/0", repr=False)
     redis_cluster: bool = False  # the URL names one node of a Redis Cluster
-    bucket_copy: bool = True  # the worker reads buckets from its own copy (worker/index/mirror.py)
+    bucket_copy: bool = True  # the worker reads buckets from its own copy (BucketCache)
     namespace: str = "default"
     app_id: str = "dedup-worker"
     input_topic: str = "articles"
@@ -101,7 +101,7 @@ class Settings:
     expected_docs: int = 1_000_000  # the index size the automatic layout is planned for
     recall: float = 1.0  # below 1, the planner may choose a sampled (inexact) layout
     retention_days: float = 0.0  # older articles stop matching and are removed; 0: kept
-    features: str = "words"  # or "shingles" (see worker/fingerprint.py)
+    features: str = "words"  # or "shingles" (see worker/text/fingerprint.py)
     verify_threshold: int = 14  # "words" mode: the shingle fingerprint must be this close too
     idf_file: str = ""  # "words" mode: an IDF table (dedup-worker idf build); "": the packaged
     shingle_size: int = 3

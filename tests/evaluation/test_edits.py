@@ -1,7 +1,6 @@
 import random
 
-from tests.texts import PRODUCT_PAGE
-from worker.evaluation.edits import (
+from evaluation.edits import (
     cosmetic,
     delete_run,
     edit_types,
@@ -10,7 +9,8 @@ from worker.evaluation.edits import (
     substitute,
     truncate_head,
 )
-from worker.normalize import normalize
+from tests.texts import PRODUCT_PAGE
+from worker.text.normalize import normalize
 
 VOCAB = ["apple", "river", "stone", "cloud"]
 ZH = ("今年的春茶在清明节前陆续上市。茶叶市场的交易明显比去年活跃！"

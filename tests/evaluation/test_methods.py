@@ -2,9 +2,9 @@
 
 import pytest
 
+from evaluation.datasets import Item
+from evaluation.methods import Detector, MinHashLSH, Ours, SimhashLibrary
 from tests.texts import PRODUCT_PAGE, RECIPE
-from worker.evaluation.datasets import Item
-from worker.evaluation.methods import Detector, MinHashLSH, Ours, SimhashLibrary
 
 STREAM = [Item("page", PRODUCT_PAGE, frozenset(), "original"),
           Item("recipe", RECIPE, frozenset(), "original"),

@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
-from worker.evaluation.datasets import Item
-from worker.evaluation.metrics import Score, score
-from worker.evaluation.truth import jaccard_matrix, shingle_set
+from evaluation.datasets import Item
+from evaluation.metrics import Score, score
+from evaluation.truth import jaccard_matrix, shingle_set
 
 
 def test_jaccard_matrix_is_exact() -> None:

@@ -7,9 +7,10 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from worker.index import Index, MemoryIndex, RedisIndex
-from worker.index.redis import Client, connect
-from worker.layouts import Layout, pigeonhole
+from worker.index import Index, MemoryIndex
+from worker.index.redis import RedisIndex
+from worker.index.redis.index import Client, connect
+from worker.layout.tables import Layout, pigeonhole
 
 MakeIndex = Callable[..., Index]
 

@@ -9,11 +9,11 @@ import random
 import redis.asyncio as aioredis
 
 from tests.index.test_contract import flip, probe
-from worker.index import RedisIndex
-from worker.index.keys import RECENT_SLOTS, namespace_prefix
-from worker.index.redis import connect
-from worker.layouts import multi_index
-from worker.verdict import Kind, Verdict
+from worker.index.redis import RedisIndex
+from worker.index.redis.index import connect
+from worker.index.redis.keys import RECENT_SLOTS, namespace_prefix
+from worker.layout.tables import multi_index
+from worker.model import Kind, Verdict
 
 
 async def test_namespaces_spread_over_the_nodes_each_on_one_slot(redis_cluster_url: str) -> None:

@@ -10,8 +10,8 @@ import xxhash
 
 from tests.index.conftest import MakeIndex
 from worker.index import Index
-from worker.layouts import Layout, blocks, multi_index, pigeonhole, sampled
-from worker.verdict import Kind, Probe, Verdict
+from worker.layout.tables import Layout, blocks, multi_index, pigeonhole, sampled
+from worker.model import Kind, Probe, Verdict
 
 
 def probe(id: str, fp: int | None, content: str | None = None) -> Probe:

@@ -10,9 +10,10 @@ import pytest
 import redis.asyncio as aioredis
 
 from tests.index.test_contract import flip, probe
-from worker.index import MemoryIndex, RedisIndex
-from worker.layouts import Layout, blocks, multi_index, pigeonhole, sampled
-from worker.verdict import Probe, Verdict
+from worker.index import MemoryIndex
+from worker.index.redis import RedisIndex
+from worker.layout.tables import Layout, blocks, multi_index, pigeonhole, sampled
+from worker.model import Probe, Verdict
 
 
 def stream(seed: int, threshold: int) -> list[Probe]:

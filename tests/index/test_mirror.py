@@ -1,5 +1,5 @@
-"""The worker's copy of the buckets (worker/index/mirror.py): on its own, and kept in step with
-Redis by RedisIndex when other replicas insert, when it falls behind the ring of recent
+"""The worker's copy of the buckets (worker/index/redis/bucket_cache.py): on its own, and kept
+in step with Redis by RedisIndex when other replicas insert, when it falls behind the ring of recent
 inserts, and when the index is emptied under it."""
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ import pytest
 import redis.asyncio as aioredis
 
 from tests.index.test_contract import BASE, flip, probe
-from worker.index import RedisIndex
-from worker.index import mirror as mirror_module
-from worker.index.keys import RECENT_SLOTS, bucket_prefix, namespace_prefix
-from worker.index.mirror import Mirror
-from worker.index.nearest import ENTRY, gather
-from worker.index.probes import ProbedBuckets
-from worker.layouts import multi_index
-from worker.verdict import Kind
+from worker.index.redis import RedisIndex
+from worker.index.redis import bucket_cache as mirror_module
+from worker.index.redis.addresses import ProbedBuckets
+from worker.index.redis.bucket_cache import Mirror
+from worker.index.redis.keys import RECENT_SLOTS, bucket_prefix, namespace_prefix
+from worker.index.redis.nearest import ENTRY, gather
+from worker.layout.tables import multi_index
+from worker.model import Kind
 
 LAYOUT = multi_index(8, 5)  # the default layout: its narrowest table (12 bits) reloads a copy
 

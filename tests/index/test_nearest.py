@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from worker.index.nearest import ENTRY, Nearest, gather, nearest
+from worker.index.redis.nearest import ENTRY, Nearest, gather, nearest
 
 
 def entry(fp: int, seq: int, seen: int = 100, verify: int = 0) -> bytes:

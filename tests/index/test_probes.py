@@ -3,9 +3,9 @@ import random
 import numpy as np
 import pytest
 
-from worker.index import keys
-from worker.index.probes import ProbedBuckets
-from worker.layouts import Layout, blocks, multi_index, neighbours, pigeonhole, sampled
+from worker.index.redis import keys
+from worker.index.redis.addresses import ProbedBuckets
+from worker.layout.tables import Layout, blocks, multi_index, neighbours, pigeonhole, sampled
 
 LAYOUTS = [pigeonhole(3), multi_index(7, 3), multi_index(7, 5), blocks(5, 8),
            sampled(5, 4, 20), multi_index(5, 2)]  # the last two: tables wider than 16 bits

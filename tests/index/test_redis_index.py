@@ -11,10 +11,10 @@ import redis.asyncio as aioredis
 
 from tests.index.test_contract import BASE, flip, probe
 from worker.errors import IndexUnavailable, LayoutMismatch
-from worker.index import RedisIndex
-from worker.index.keys import RECENT_SLOTS, ids_key, namespace_prefix
-from worker.layouts import Layout, multi_index, pigeonhole, sampled
-from worker.verdict import Kind, Verdict
+from worker.index.redis import RedisIndex
+from worker.index.redis.keys import RECENT_SLOTS, ids_key, namespace_prefix
+from worker.layout.tables import Layout, multi_index, pigeonhole, sampled
+from worker.model import Kind, Verdict
 
 
 async def test_layout_is_recorded_and_a_different_one_is_refused(
@@ -153,7 +153,7 @@ async def test_a_flushed_script_cache_is_reloaded(redis_client: aioredis.Redis) 
     assert [o.kind for o in outcomes if isinstance(o, Verdict)] == [Kind.UNIQUE, Kind.NEAR]
 
 
-# The worker reads an article's buckets, then the script decides (worker/index/redis.py). What
+# The worker reads an article's buckets, then the script decides (worker/index/redis/index.py). What
 # happens between the two steps, staged with the index's private steps:
 
 async def test_an_article_inserted_after_the_read_is_found_by_the_script(

@@ -1,4 +1,4 @@
-"""Commands with pre-encoded arguments (worker/index/redis.py: Encoded) reach Redis as the
+"""Commands with pre-encoded arguments (worker/index/redis/index.py: Encoded) reach Redis as the
 same bytes as the plain command."""
 
 import hiredis
@@ -6,7 +6,7 @@ import pytest
 import redis.exceptions
 from redis.asyncio.connection import Connection
 
-from worker.index.redis import _PACKING_IN_C, Encoded, bulk_string
+from worker.index.redis.index import _PACKING_IN_C, Encoded, bulk_string
 
 
 def pack(*args: object) -> bytes:

@@ -20,8 +20,8 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
-from worker.kafka import ensure_topics
 from worker.settings import ENV, Settings
+from worker.stream.kafka import ensure_topics
 
 
 @dataclass

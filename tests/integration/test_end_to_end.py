@@ -23,8 +23,8 @@ from tests.integration.harness import (
 )
 from tests.schemas import validate
 from tests.services import free_port
-from worker.fingerprint import Fingerprinter
-from worker.simhash import hamming
+from worker.text.fingerprint import Fingerprinter
+from worker.text.simhash import hamming
 
 pytestmark = pytest.mark.integration
 fingerprint = Fingerprinter()

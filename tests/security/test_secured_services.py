@@ -15,7 +15,7 @@ from tests.faults.checks import assert_guarantees, covers
 from tests.faults.test_worker_crash import keyed
 from tests.integration.harness import Stack, WorkerProcess, collect_until, produce
 from tests.services import PrivateServices, free_port, private_service
-from worker.index.redis import REDIS_ACL_COMMANDS
+from worker.index.redis.index import REDIS_ACL_COMMANDS
 
 KAFKA_PASSWORD = "kafka-pw-" + uuid.uuid4().hex[:8]
 REDIS_ADMIN_PASSWORD = "admin-pw-" + uuid.uuid4().hex[:8]

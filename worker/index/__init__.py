@@ -1,7 +1,7 @@
-"""Indexes that decide unique / duplicate atomically: in Redis (shared) or in memory."""
+"""Indexes that decide unique / duplicate atomically: in memory here, in Redis (shared) in
+worker.index.redis."""
 
-from worker.index.base import Index, Outcome
+from worker.index.base import Index
 from worker.index.memory import MemoryIndex
-from worker.index.redis import RedisIndex
 
-__all__ = ["Index", "MemoryIndex", "Outcome", "RedisIndex"]
+__all__ = ["Index", "MemoryIndex"]

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from worker.layouts import Layout
-from worker.verdict import Probe, Verdict
+from worker.layout.tables import Layout
+from worker.model import Probe, Verdict
 
-Outcome = Verdict
 DEFAULT_MAX_BUCKET_READ = 1000  # newest entries read per bucket; a bucket over it is "hot"
 
 
@@ -25,7 +24,7 @@ def check_thresholds(layout: Layout, threshold: int | None) -> int:
 class Index(Protocol):
     threshold: int
 
-    async def check_and_insert(self, probes: Sequence[Probe]) -> list[Outcome]:
+    async def check_and_insert(self, probes: Sequence[Probe]) -> list[Verdict]:
         """Decide each probe in order, as if one at a time, and index the originals.
 
         Each decision is atomic: no other caller can slip between its check and its insert.

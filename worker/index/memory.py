@@ -8,9 +8,9 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from worker.index.base import DEFAULT_MAX_BUCKET_READ, Outcome, check_thresholds
-from worker.layouts import Layout, neighbours, pigeonhole
-from worker.verdict import Entry, Kind, Probe, Verdict, closest
+from worker.index.base import DEFAULT_MAX_BUCKET_READ, check_thresholds
+from worker.layout.tables import Layout, neighbours, pigeonhole
+from worker.model import Entry, Kind, Probe, Verdict, closest
 
 
 class MemoryIndex:
@@ -29,7 +29,7 @@ class MemoryIndex:
         self._records: dict[str, tuple[bytes, Verdict, Entry | None]] = {}
         self._seq = 0
 
-    async def check_and_insert(self, probes: Sequence[Probe]) -> list[Outcome]:
+    async def check_and_insert(self, probes: Sequence[Probe]) -> list[Verdict]:
         return [self.check_and_insert_one(p) for p in probes]
 
     async def forget(self, ids: Sequence[str]) -> list[bool]:
@@ -48,7 +48,7 @@ class MemoryIndex:
         """Articles first seen before this second have expired (as in the Lua script)."""
         return now_ms // 1000 - self.retention_s if self.retention_s else None
 
-    def check_and_insert_one(self, probe: Probe) -> Outcome:
+    def check_and_insert_one(self, probe: Probe) -> Verdict:
         known = self._records.get(probe.id)
         if known is not None and known[0] == probe.content_hash:
             return replace(known[1], replayed=True, candidates=0, hot_buckets=0, replaced=False)

@@ -1,0 +1,115 @@
+"""A worker's copy of the index's bucket entries, so that checking a batch reads its buckets
+from memory instead of from Redis: the reads were ~45% of Redis's time per article and the
+largest part of the worker's index work (docs/performance.md). Pure: no Redis; RedisIndex
+keeps it in step through the ring of recent inserts (since.lua) and reloads it from the
+buckets of one table when it falls behind the ring.
+
+The copy holds every entry with a sequence number up to `last`. Entries removed since
+(deletions, updates, expiry) may linger in it: the script checks that the nearest entry the
+worker found still exists, and searches Redis's buckets itself when not, so a stale entry costs
+time, never a wrong verdict. Memory: each entry once per table (24 bytes each; ~120 MB at 1M
+articles with the default five tables).
+
+Buckets are numbered (ProbedBuckets.slots) and kept in arrays indexed by those numbers, so that
+a batch's ~6,000 probed buckets are found with a few numpy operations rather than one Python
+step each (that was ~20 us per article, measured).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from worker.index.redis.addresses import ProbedBuckets
+from worker.index.redis.nearest import ENTRY, Gathered
+
+# Entries taken in per pass: a reload of 1M articles goes in passes, so that its temporary
+# arrays (~24 bytes per entry and table) stay small.
+_PASS = 100_000
+
+
+class Mirror:
+    def __init__(self, probed: ProbedBuckets) -> None:
+        if probed.slot_count is None:
+            raise ValueError("a copy of the buckets needs every table at most 16 bits wide; "
+                             "read the buckets from Redis instead (mirror=False)")
+        self._probed = probed
+        self._blobs = np.full(probed.slot_count, b"", dtype=object)  # each bucket's entries
+        self._sizes = np.zeros(probed.slot_count, dtype=np.int64)  # entries in each bucket
+        # The first-seen second of each bucket's first entry (where it has one): for expiry.
+        self._first_seen = np.zeros(probed.slot_count, dtype=np.int64)
+        self.last = 0  # every entry up to this sequence number is here
+
+    def add(self, entries: bytes, last: int) -> None:
+        """Entries (24 bytes each) inserted up to sequence number `last`; zeroed ones (the
+        ring's slots of removed articles) are skipped. Each bucket keeps its entries in
+        first-seen order, as Redis does."""
+        table = np.frombuffer(entries, dtype=ENTRY)
+        live = table[table["seq"] != 0]
+        live = live[np.argsort(live["seq"], kind="stable")]
+        for start in range(0, len(live), _PASS):
+            self._add(live[start:start + _PASS])
+        self.last = last
+
+    def _add(self, live: np.ndarray) -> None:
+        """Append entries (in first-seen order) to their bucket in every table: all tables in
+        one pass (numpy's cost per call, not per entry, is most of a batch's)."""
+        slots = np.concatenate(self._probed.own_slots(live["fp"]))  # table after table
+        order = np.argsort(slots, kind="stable")  # by bucket, first seen first in each
+        slots, grouped = slots[order], live[order % len(live)]
+        starts = np.flatnonzero(np.diff(slots, prepend=-1))  # each bucket's first entry
+        buckets = slots[starts]
+        empty = self._sizes[buckets] == 0
+        self._first_seen[buckets[empty]] = grouped["seen"][starts[empty]]
+        ends = np.append(starts[1:], len(slots))
+        self._sizes[buckets] += ends - starts
+        block, size, blobs = grouped.tobytes(), ENTRY.itemsize, self._blobs
+        for slot, start, end in zip(buckets.tolist(), (starts * size).tolist(),
+                                    (ends * size).tolist(), strict=True):
+            blobs[slot] += block[start:end]
+
+    def reset(self, entries: bytes, last: int) -> None:
+        """Start again from `entries`: every entry up to `last`, in any order."""
+        self._blobs.fill(b"")
+        self._sizes.fill(0)
+        self._first_seen.fill(0)
+        self.add(entries, last)
+
+    def buckets(self, slots: Sequence[int]) -> list[bytes | None]:
+        """The buckets' entries, as an MGET of their names would give them."""
+        return [blob or None for blob in self._blobs[list(slots)].tolist()]
+
+    def read(self, fingerprints: Sequence[int], *, max_read: int,
+             cutoff_s: int | None = None) -> Gathered:
+        """What nearest.gather gives for the buckets that `fingerprints` probe. The expired
+        entries it reports are then dropped from the copy (the script drops Redis's)."""
+        slots = self._probed.slots(fingerprints)
+        sizes = self._sizes[slots]
+        present = sizes > 0
+        blobs = self._blobs[slots[present]].tolist()
+        hot = sizes > max_read
+        if hot.any():  # only the newest `max_read` entries count, as in the script
+            limit = max_read * ENTRY.itemsize
+            for i in np.flatnonzero(hot[present]).tolist():
+                blobs[i] = blobs[i][-limit:]
+            sizes = np.minimum(sizes, max_read)
+        expired: list[tuple[int, ...]] = [()] * len(fingerprints)
+        if cutoff_s is not None:
+            old = present & (self._first_seen[slots] < cutoff_s)
+            for row in np.flatnonzero(old.any(axis=1)).tolist():
+                expired[row] = tuple(np.flatnonzero(old[row]).tolist())
+            for slot in np.unique(slots[old]).tolist():
+                self._cut_expired(slot, cutoff_s)
+        return Gathered(b"".join(blobs), sizes.sum(axis=1).tolist(), hot.sum(axis=1).tolist(),
+                        expired)
+
+    def _cut_expired(self, slot: int, cutoff_s: int) -> None:
+        """Drop the bucket's entries first seen before `cutoff_s` (they lead it)."""
+        seen = np.frombuffer(self._blobs[slot], dtype=ENTRY)["seen"]
+        old = seen < cutoff_s
+        cut = len(old) if old.all() else int(old.argmin())
+        self._blobs[slot] = self._blobs[slot][cut * ENTRY.itemsize:]
+        self._sizes[slot] -= cut
+        if cut < len(seen):
+            self._first_seen[slot] = seen[cut]

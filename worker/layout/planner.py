@@ -1,0 +1,181 @@
+"""Choose a table layout from the threshold k and the expected index size N. Pure.
+
+The cost model predicts, per article, the time of one check-and-insert, in Redis and in the
+worker: a fixed part, a part per table written, per key probed (Redis looks it up, the worker
+names it and parses its value) and per candidate (Redis copies it out, the worker compares
+it). The coefficients are least-squares fits to four layouts measured on the development
+machines with benchmarks/bench_index.py (docs/scaling.md), which prints predicted next to
+measured figures. The planner picks the layout with the least time in both together: on
+these machines the worker and Redis share the CPUs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import ceil, comb, expm1, log
+
+from worker.layout.tables import (
+    MAX_KEY_BITS,
+    Family,
+    Layout,
+    blocks,
+    multi_index,
+    parse,
+    pigeonhole,
+    sampled,
+    split,
+)
+
+MAX_PROBES_PER_TABLE = 4096  # beyond this, probing alone costs more than any sane layout
+MAX_TABLES = 64
+
+
+@dataclass(frozen=True)
+class Costs:
+    """Time in microseconds and memory in bytes (measured: docs/scaling.md)."""
+
+    base_us: float = 72.0  # Redis: the script, and the reads' fixed part
+    per_table_us: float = 3.7  # Redis: append to one bucket
+    per_probe_us: float = 0.94  # Redis: look a bucket up (a cache miss or several)
+    per_candidate_us: float = 0.029  # Redis: copy one entry into the reply
+    worker_base_us: float = 141.0
+    worker_per_probe_us: float = 0.59  # name the key, send it, parse its value
+    worker_per_candidate_us: float = 0.012  # compare one entry (numpy)
+    article_bytes: float = 290.0  # id record, content hash, id-by-sequence entry
+    entry_bytes: float = 22.0  # one 16-byte bucket entry, with APPEND's spare room
+    key_bytes: float = 99.0  # one bucket key in Redis, with its overhead
+
+
+@dataclass(frozen=True)
+class Estimate:
+    layout: Layout
+    docs: int
+    candidates_per_probe: float  # mean entries under one probed key, at `docs` articles
+    candidates: float  # per article
+    bytes_per_article: float
+    server_us: float  # Redis's time per article
+    worker_us: float  # the worker's time per article, in the index client
+    hot: bool  # buckets would hold more than the index reads: recall below the model's
+
+    @property
+    def probes(self) -> int:
+        return self.layout.probes
+
+    @property
+    def tables(self) -> int:
+        return len(self.layout.tables)
+
+    @property
+    def articles_per_s(self) -> float:
+        """For one worker, pipelined, sharing the machine with Redis."""
+        return 1e6 / (self.server_us + self.worker_us)
+
+
+def estimate(layout: Layout, docs: int, max_bucket_read: int,
+             costs: Costs | None = None) -> Estimate:
+    c = costs or Costs()
+    candidates = 0.0
+    key_count = 0.0
+    hot = False
+    for table in layout.tables:
+        space = 2.0 ** table.width
+        per_key = docs / space
+        hot = hot or per_key > max_bucket_read
+        candidates += table.probes * min(per_key, max_bucket_read)
+        key_count += -space * expm1(-per_key)  # expected keys in use (balls into bins)
+    tables = len(layout.tables)
+    per_probe = candidates / layout.probes
+    memory = (c.article_bytes + tables * c.entry_bytes
+              + (key_count * c.key_bytes / docs if docs else 0.0))
+    server = (c.base_us + tables * c.per_table_us + layout.probes * c.per_probe_us
+              + candidates * c.per_candidate_us)
+    worker = (c.worker_base_us + layout.probes * c.worker_per_probe_us
+              + candidates * c.worker_per_candidate_us)
+    return Estimate(layout, docs, per_probe, candidates, memory, server, worker, hot)
+
+
+def layouts(threshold: int, recall: float = 1.0) -> list[Layout]:
+    """Every layout worth considering at this threshold: the exact ones, and sampled ones
+    reaching `recall` at distance k when `recall` < 1."""
+    found = [pigeonhole(threshold)]
+    for m in range(2, threshold + 1):
+        candidate = multi_index(threshold, m)
+        if max(t.probes for t in candidate.tables) <= MAX_PROBES_PER_TABLE:
+            found.append(candidate)
+    for count in range(threshold + 2, threshold + 10):
+        width = max(len(run) for run in split(count)) * (count - threshold)
+        if width <= MAX_KEY_BITS and comb(count, threshold) <= MAX_TABLES:
+            found.append(blocks(threshold, count))
+    if recall < 1.0:
+        for bits in range(8, MAX_KEY_BITS + 1, 2):
+            layout = _sampled_for(threshold, bits, recall)
+            if layout is not None:
+                found.append(layout)
+    return found
+
+
+def _sampled_for(threshold: int, bits: int, recall: float) -> Layout | None:
+    """The fewest sampled tables of `bits` bits that reach `recall` at distance k."""
+    one = sampled(threshold, 1, bits).recall(threshold)
+    if one >= recall:
+        return sampled(threshold, 1, bits)
+    if one <= 0.0:
+        return None
+    tables = ceil(log(1 - recall) / log(1 - one))
+    return sampled(threshold, tables, bits) if tables <= MAX_TABLES else None
+
+
+@dataclass(frozen=True)
+class Plan:
+    estimates: list[Estimate]  # every layout considered, fastest first
+    choice: Estimate
+
+
+def plan(threshold: int, docs: int, max_bucket_read: int, recall: float = 1.0,
+         costs: Costs | None = None) -> Plan:
+    """The fastest layout that reaches `recall` at every distance up to k, has no hot
+    buckets at `docs` articles, and takes no more memory per article than the pigeonhole
+    layout (when none qualifies: the pigeonhole layout)."""
+    if not 0.0 < recall <= 1.0:
+        raise ValueError(f"recall must be in (0, 1], got {recall}")
+    if docs < 1:
+        raise ValueError(f"docs must be >= 1 (the expected index size), got {docs}")
+    estimates = sorted((estimate(layout, docs, max_bucket_read, costs)
+                        for layout in layouts(threshold, recall)),
+                       key=lambda e: (-e.articles_per_s, e.bytes_per_article))
+    baseline = next(e for e in estimates if e.layout.family is Family.PIGEONHOLE)
+    fit = [e for e in estimates
+           if not e.hot and e.bytes_per_article <= baseline.bytes_per_article
+           and min(e.layout.recall(d) for d in range(threshold + 1)) >= recall]
+    return Plan(estimates, fit[0] if fit else baseline)
+
+
+def choose(threshold: int, name: str, docs: int, recall: float, max_bucket_read: int) -> Layout:
+    """The layout named in settings, or with "auto" the planner's choice."""
+    if name == "auto":
+        return plan(threshold, docs, max_bucket_read, recall).choice.layout
+    return parse(name, threshold)
+
+
+def describe(p: Plan) -> list[str]:
+    """The plan as a text table, one line per layout, the chosen one marked with '*'."""
+    first = p.estimates[0]
+    k = first.layout.threshold
+    lines = [f"{'':2}{'layout':<44}{'tables':>7}{'key bits':>13}{'probes':>8}"
+             f"{'cand/probe':>11}{'cand/art':>10}{'B/article':>10}{'redis us':>9}"
+             f"{'worker us':>10}{'art/s':>8}  recall at 0..{k}"]
+    for e in p.estimates:
+        widths = sorted({t.width for t in e.layout.tables}, reverse=True)
+        recall = " ".join(_short(e.layout.recall(d)) for d in range(k + 1))
+        mark = "*" if e is p.choice else " "
+        hot = " HOT" if e.hot else ""
+        lines.append(f"{mark:2}{e.layout.name():<44}{e.tables:>7}"
+                     f"{','.join(map(str, widths)):>13}{e.probes:>8}"
+                     f"{e.candidates_per_probe:>11.2f}{e.candidates:>10,.0f}"
+                     f"{e.bytes_per_article:>10,.0f}{e.server_us:>9,.0f}"
+                     f"{e.worker_us:>10,.0f}{e.articles_per_s:>8,.0f}  {recall}{hot}")
+    return lines
+
+
+def _short(value: float) -> str:
+    return "1" if value == 1.0 else f"{value:.3f}"
