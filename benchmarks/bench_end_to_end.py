@@ -33,16 +33,17 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from benchmarks.redis_state import fresh
-from tests.corpus import make_articles
-from tests.integration.harness import Stack, WorkerProcess
+from tests.support.corpus import make_articles
+from tests.support.tenant import Tenant, WorkerProcess
 
 WORKER = ("-m", "worker", "worker")
 WARM_UP_S = 3.0
 PASSTHROUGH = ("-m", "benchmarks.passthrough")
 
 
-async def produce(kafka: str, topic: str, articles: list[dict[str, Any]],
-                  rate: float | None = None) -> None:
+async def produce(
+    kafka: str, topic: str, articles: list[dict[str, Any]], rate: float | None = None
+) -> None:
     """Publish the articles, stamped with `sent_ms`; at `rate` per second if given."""
     producer = AIOKafkaProducer(bootstrap_servers=kafka, acks="all", linger_ms=5)
     await producer.start()
@@ -55,30 +56,34 @@ async def produce(kafka: str, topic: str, articles: list[dict[str, Any]],
                 if delay > 0:
                     await asyncio.sleep(delay)
             body = {**article, "sent_ms": int(time.time() * 1000)}
-            pending.append(await producer.send(topic, json.dumps(body).encode(),
-                                               key=article["id"].encode()))
+            pending.append(
+                await producer.send(topic, json.dumps(body).encode(), key=article["id"].encode())
+            )
         await asyncio.gather(*pending)
     finally:
         await producer.stop()
 
 
 @asynccontextmanager
-async def reader(kafka: str, topics: list[str]) -> AsyncIterator[tuple[AIOKafkaConsumer,
-                                                                       list[TopicPartition]]]:
+async def reader(
+    kafka: str, topics: list[str]
+) -> AsyncIterator[tuple[AIOKafkaConsumer, list[TopicPartition]]]:
     """A started consumer (no group) and every partition of the topics."""
-    consumer = AIOKafkaConsumer(bootstrap_servers=kafka, group_id=None,
-                                enable_auto_commit=False)
+    consumer = AIOKafkaConsumer(bootstrap_servers=kafka, group_id=None, enable_auto_commit=False)
     await consumer.start()
     try:
         await consumer._client.force_metadata_update()
-        yield consumer, [TopicPartition(t, p) for t in topics
-                         for p in consumer.partitions_for_topic(t) or ()]
+        yield (
+            consumer,
+            [TopicPartition(t, p) for t in topics for p in consumer.partitions_for_topic(t) or ()],
+        )
     finally:
         await consumer.stop()
 
 
-async def consume(kafka: str, topics: list[str], expected: int,
-                  give_up_after: float) -> list[tuple[int, float, dict[str, Any]]]:
+async def consume(
+    kafka: str, topics: list[str], expected: int, give_up_after: float
+) -> list[tuple[int, float, dict[str, Any]]]:
     """(record timestamp ms, receive time s, body) of the first `expected` output records."""
     async with reader(kafka, topics) as (consumer, parts):
         consumer.assign(parts)
@@ -108,22 +113,23 @@ class Run:
     """Fresh topics, namespace and group for one measurement, an emptied Redis database, and
     the processes under test."""
 
-    def __init__(self, kafka: str, redis_url: str, logs: Path, command: tuple[str, ...],
-                 processes: int = 1) -> None:
+    def __init__(
+        self, kafka: str, redis_url: str, logs: Path, command: tuple[str, ...], processes: int = 1
+    ) -> None:
         asyncio.run(fresh(redis_url))
-        self.stack = Stack(kafka, redis_url, f"bench{uuid.uuid4().hex[:6]}")
-        self.stack.create_topics()
+        self.tenant = Tenant(kafka, redis_url, f"bench{uuid.uuid4().hex[:6]}")
+        self.tenant.create_topics()
         self.logs, self.command, self.processes = logs, command, processes
         self.started: list[WorkerProcess] = []
 
     @property
     def outputs(self) -> list[str]:
-        return list(self.stack.outputs.values())
+        return list(self.tenant.outputs.values())
 
     def start(self) -> None:
         for i in range(self.processes):
-            log = self.logs / f"{self.stack.name}-{i}.log"
-            self.started.append(WorkerProcess(self.stack, log, self.command))
+            log = self.logs / f"{self.tenant.name}-{i}.log"
+            self.started.append(WorkerProcess(self.tenant, log, self.command))
         for process in self.started:
             process.wait_ready(timeout=120)
 
@@ -132,8 +138,9 @@ class Run:
             process.stop()
 
 
-async def wait_for_outputs(kafka: str, topics: list[str], expected: int,
-                           give_up_after: float) -> None:
+async def wait_for_outputs(
+    kafka: str, topics: list[str], expected: int, give_up_after: float
+) -> None:
     """Until the topics hold `expected` records, watching their end offsets: reading the
     records as they come would take a third of a core (measured) from the processes under
     test, on the same two cores."""
@@ -148,25 +155,32 @@ async def wait_for_outputs(kafka: str, topics: list[str], expected: int,
 def throughput(run: Run, articles: list[dict[str, Any]], timeout: float) -> float:
     """Articles/s of the processes draining a topic that already holds all the articles. The
     outputs are read once they are all out."""
-    asyncio.run(produce(run.stack.kafka, run.stack.settings.input_topic, articles))
+    asyncio.run(produce(run.tenant.kafka, run.tenant.settings.input_topic, articles))
     try:
         run.start()
-        asyncio.run(wait_for_outputs(run.stack.kafka, run.outputs, len(articles), timeout))
+        asyncio.run(wait_for_outputs(run.tenant.kafka, run.outputs, len(articles), timeout))
     finally:
         run.stop()
-    records = asyncio.run(consume(run.stack.kafka, run.outputs, len(articles), timeout))
+    records = asyncio.run(consume(run.tenant.kafka, run.outputs, len(articles), timeout))
     stamps = sorted(r[0] for r in records)
     return (len(stamps) - 1) / ((stamps[-1] - stamps[0]) / 1000)
 
 
-def latency(run: Run, articles: list[dict[str, Any]], rate: float, timeout: float,
-            warm_up: float = WARM_UP_S) -> tuple[float, float]:
+def latency(
+    run: Run,
+    articles: list[dict[str, Any]],
+    rate: float,
+    timeout: float,
+    warm_up: float = WARM_UP_S,
+) -> tuple[float, float]:
     """p50 and p99 in ms from publishing to receiving the output, at a steady `rate`, for the
     articles sent after the first `warm_up` seconds (connections, first batches)."""
+
     async def measure() -> list[tuple[int, float, dict[str, Any]]]:
-        consumer = asyncio.create_task(consume(run.stack.kafka, run.outputs, len(articles),
-                                               timeout))
-        await produce(run.stack.kafka, run.stack.settings.input_topic, articles, rate)
+        consumer = asyncio.create_task(
+            consume(run.tenant.kafka, run.outputs, len(articles), timeout)
+        )
+        await produce(run.tenant.kafka, run.tenant.settings.input_topic, articles, rate)
         return await consumer
 
     try:
@@ -175,22 +189,30 @@ def latency(run: Run, articles: list[dict[str, Any]], rate: float, timeout: floa
     finally:
         run.stop()
     first = min(sent_ms(body) for _, _, body in records)
-    delays = sorted(received * 1000 - sent_ms(body) for _, received, body in records
-                    if sent_ms(body) >= first + warm_up * 1000)
+    delays = sorted(
+        received * 1000 - sent_ms(body)
+        for _, received, body in records
+        if sent_ms(body) >= first + warm_up * 1000
+    )
     return statistics.median(delays), delays[int(0.99 * (len(delays) - 1))]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--articles", type=int, default=100_000)
     parser.add_argument("--latency-seconds", type=float, default=20.0)
     parser.add_argument("--kafka", default="127.0.0.1:9092")
-    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/13",
-                        help="a database of its own: emptied before each run")
+    parser.add_argument(
+        "--redis-url",
+        default="redis://127.0.0.1:6379/13",
+        help="a database of its own: emptied before each run",
+    )
     parser.add_argument("--timeout", type=float, default=900.0)
-    parser.add_argument("--pairs", type=int, default=3,
-                        help="passthrough and worker drains, taking turns")
+    parser.add_argument(
+        "--pairs", type=int, default=3, help="passthrough and worker drains, taking turns"
+    )
     args = parser.parse_args()
 
     articles = make_articles(args.articles)
@@ -198,15 +220,17 @@ def main() -> None:
     # re-scan the 100k articles, paused it 75-115 ms (measured), adding that to latencies.
     gc.freeze()
     logs = Path(tempfile.mkdtemp(prefix="dedup-bench-"))
-    print(f"{len(articles):,} articles (Lee news, 10% exact copies, 5% one-word edits); "
-          f"4 partitions; logs in {logs}")
+    print(
+        f"{len(articles):,} articles (Lee news, 10% exact copies, 5% one-word edits); "
+        f"4 partitions; logs in {logs}"
+    )
 
     def new(command: tuple[str, ...], processes: int = 1) -> Run:
         return Run(args.kafka, args.redis_url, logs, command, processes)
 
     # A broker just started runs slower for a minute or so (its JVM compiles as it goes), and
     # it would slow whichever run came first: warm it up with a passthrough run, not reported.
-    throughput(new(PASSTHROUGH), articles[:max(5_000, len(articles) // 10)], args.timeout)
+    throughput(new(PASSTHROUGH), articles[: max(5_000, len(articles) // 10)], args.timeout)
 
     # The machine's speed drifts over minutes: the ratio is taken within each pair of
     # neighbouring runs, and the median pair reported.
@@ -219,19 +243,25 @@ def main() -> None:
         print(f"            worker / passthrough = {ratio:.0%}")
     ratios = [w / p for w, p in zip(runs["worker"], runs["passthrough"], strict=True)]
     rates = {name: statistics.median(values) for name, values in runs.items()}
-    print(f"throughput  median of {args.pairs} pairs: passthrough {rates['passthrough']:,.0f}/s, "
-          f"worker {rates['worker']:,.0f}/s, worker / passthrough {statistics.median(ratios):.0%}")
+    print(
+        f"throughput  median of {args.pairs} pairs: passthrough {rates['passthrough']:,.0f}/s, "
+        f"worker {rates['worker']:,.0f}/s, worker / passthrough {statistics.median(ratios):.0%}"
+    )
 
     for name, command in (("passthrough", PASSTHROUGH), ("worker", WORKER)):
         rate = rates[name] / 2
         count = max(100, int(rate * (args.latency_seconds + WARM_UP_S)))
         p50, p99 = latency(new(command), articles[:count], rate, args.timeout)
-        print(f"latency     {name:<12} at {rate:7,.0f}/s for {args.latency_seconds:.0f} s after "
-              f"{WARM_UP_S:.0f} s of warm-up: p50 {p50:6.1f} ms   p99 {p99:6.1f} ms")
+        print(
+            f"latency     {name:<12} at {rate:7,.0f}/s for {args.latency_seconds:.0f} s after "
+            f"{WARM_UP_S:.0f} s of warm-up: p50 {p50:6.1f} ms   p99 {p99:6.1f} ms"
+        )
 
     two = throughput(new(WORKER, processes=2), articles, args.timeout)
-    print(f"throughput  2 workers    {two:9,.0f} articles/s   "
-          f"({two / rates['worker']:.2f}x one worker)")
+    print(
+        f"throughput  2 workers    {two:9,.0f} articles/s   "
+        f"({two / rates['worker']:.2f}x one worker)"
+    )
 
 
 if __name__ == "__main__":

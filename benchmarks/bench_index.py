@@ -18,11 +18,10 @@ import statistics
 import time
 from dataclasses import dataclass
 
-import redis.asyncio as aioredis
-
 from benchmarks.redis_state import settle, wipe
+from worker import wiring
 from worker.index.redis import RedisIndex
-from worker.index.redis.index import connect
+from worker.index.redis.client import Client, connect
 from worker.layout.planner import estimate
 from worker.layout.tables import Layout
 from worker.model import Kind, Probe, Verdict
@@ -35,8 +34,10 @@ UNBOUNDED = 10**9  # read whole buckets: exact layouts must then find every plan
 
 def random_probes(rng: random.Random, count: int, prefix: str) -> list[Probe]:
     """Random articles, each with a verification fingerprint (used with --verify)."""
-    return [Probe(f"{prefix}{i}", rng.randbytes(16), rng.getrandbits(64), rng.getrandbits(64))
-            for i in range(count)]
+    return [
+        Probe(f"{prefix}{i}", rng.randbytes(16), rng.getrandbits(64), rng.getrandbits(64))
+        for i in range(count)
+    ]
 
 
 def moved(rng: random.Random, fp: int, distance: int) -> int:
@@ -59,26 +60,37 @@ def planted(rng: random.Random, threshold: int) -> Planted:
             original = Probe(f"orig-{d}-{n}", rng.randbytes(16), rng.getrandbits(64), verify)
             assert original.fingerprint is not None
             originals.append(original)
-            copy = Probe(f"copy-{d}-{n}", rng.randbytes(16), moved(rng, original.fingerprint, d),
-                         moved(rng, verify, 2))
+            copy = Probe(
+                f"copy-{d}-{n}",
+                rng.randbytes(16),
+                moved(rng, original.fingerprint, d),
+                moved(rng, verify, 2),
+            )
             copies.append((copy, original.id, d))
     return Planted(originals, copies)
 
 
 async def load(index: RedisIndex, rng: random.Random, docs: int, extra: list[Probe]) -> float:
     """Index `docs` random articles and `extra` without checking them (max_bucket_read 0)."""
-    loader = RedisIndex(index.client, index.namespace, index.layout, max_bucket_read=0,
-                        verify_threshold=index.verify_threshold)
+    loader = RedisIndex(
+        index.client,
+        index.namespace,
+        index.layout,
+        max_bucket_read=0,
+        verify_threshold=index.verify_threshold,
+    )
     start = time.perf_counter()
     for first in range(0, docs, LOAD_BATCH):
-        await loader.check_and_insert(random_probes(rng, min(LOAD_BATCH, docs - first),
-                                                    f"d{first}-"))
+        await loader.check_and_insert(
+            random_probes(rng, min(LOAD_BATCH, docs - first), f"d{first}-")
+        )
     await loader.check_and_insert(extra)
     return time.perf_counter() - start
 
 
-async def pipelined(indexes: list[RedisIndex], batches: list[list[Probe]], depth: int,
-                    budget_s: float) -> tuple[float, int]:
+async def pipelined(
+    indexes: list[RedisIndex], batches: list[list[Probe]], depth: int, budget_s: float
+) -> tuple[float, int]:
     """Callers running side by side (like worker replicas; here in one process), each
     checking its batch `depth` articles per call: articles/s, and how many were done."""
     done = 0
@@ -86,8 +98,8 @@ async def pipelined(indexes: list[RedisIndex], batches: list[list[Probe]], depth
     async def caller(index: RedisIndex, batch: list[Probe]) -> None:
         nonlocal done
         for first in range(0, len(batch), depth):
-            await index.check_and_insert(batch[first:first + depth])
-            done += len(batch[first:first + depth])
+            await index.check_and_insert(batch[first : first + depth])
+            done += len(batch[first : first + depth])
             if time.perf_counter() - start > budget_s:
                 break
 
@@ -96,8 +108,16 @@ async def pipelined(indexes: list[RedisIndex], batches: list[list[Probe]], depth
     return done / (time.perf_counter() - start), done
 
 
-async def measure(index: RedisIndex, url: str, layout_label: str, docs: int, count: int,
-                  depth: int, budget_s: float, seed: int) -> None:
+async def measure(
+    index: RedisIndex,
+    url: str,
+    layout_label: str,
+    docs: int,
+    count: int,
+    depth: int,
+    budget_s: float,
+    seed: int,
+) -> None:
     client = index.client
     layout = index.layout
     rng = random.Random(seed)
@@ -114,16 +134,21 @@ async def measure(index: RedisIndex, url: str, layout_label: str, docs: int, cou
     copy_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) / 1024
     predicted = estimate(layout, docs, index.max_bucket_read)
     print(f"\n{layout_label}: {layout.name()}  [{layout.spec()}]")
-    print(f"  loaded {docs:,} in {load_s:.0f} s ({docs / load_s:,.0f}/s); AOF rewritten "
-          f"before timing ({settle_s:.0f} s)")
-    if index.mirrored:
-        print(f"  the worker's copy of the buckets loaded in {refresh_s:.1f} s; the benchmark's "
-              f"peak memory grew {copy_mb:,.0f} MB")
+    print(
+        f"  loaded {docs:,} in {load_s:.0f} s ({docs / load_s:,.0f}/s); AOF rewritten "
+        f"before timing ({settle_s:.0f} s)"
+    )
+    if index.uses_bucket_cache:
+        print(
+            f"  the worker's copy of the buckets loaded in {refresh_s:.1f} s; the benchmark's "
+            f"peak memory grew {copy_mb:,.0f} MB"
+        )
 
     await client.config_resetstat()
     # One at a time: random articles, then the planted copies (they also count as work).
     queries = random_probes(rng, count, "one-") + [c for c, _, _ in plants.copies]
-    latencies, verdicts = [], []
+    latencies: list[float] = []
+    verdicts: list[Verdict] = []
     deadline = time.perf_counter() + budget_s
     for p in queries:
         if time.perf_counter() > deadline and len(latencies) >= 100 and p.id.startswith("one-"):
@@ -136,45 +161,69 @@ async def measure(index: RedisIndex, url: str, layout_label: str, docs: int, cou
     await client.config_resetstat()
     single = len(latencies) / sum(latencies)
     found = {v.id: v for v in verdicts}
-    hits = [found[c.id].kind is Kind.NEAR and found[c.id].duplicate_of == orig
-            and found[c.id].distance == d for c, orig, d in plants.copies]
+    hits = [
+        found[c.id].kind is Kind.NEAR
+        and found[c.id].duplicate_of == orig
+        and found[c.id].distance == d
+        for c, orig, d in plants.copies
+    ]
     candidates = statistics.mean(v.candidates for v in verdicts)
 
     cpu_before = await server_cpu_s(client)
-    piped, done = await pipelined([index], [random_probes(rng, count, "pipe-")], depth,
-                                  budget_s)
+    piped, done = await pipelined([index], [random_probes(rng, count, "pipe-")], depth, budget_s)
     cpu_us = (await server_cpu_s(client) - cpu_before) / done * 1e6
     stats = await client.info("commandstats")
     script_us = stats["cmdstat_evalsha"]["usec"] / done  # per article: one call decides ~25
     read_us = stats.get("cmdstat_mget", {}).get("usec", 0) / done  # one MGET reads ~25
-    second = RedisIndex(connect(url), index.namespace, layout,
-                        max_bucket_read=index.max_bucket_read,
-                        verify_threshold=index.verify_threshold, mirror=index.mirrored)
+    second = RedisIndex(
+        connect(url),
+        index.namespace,
+        layout,
+        max_bucket_read=index.max_bucket_read,
+        verify_threshold=index.verify_threshold,
+        bucket_cache=index.uses_bucket_cache,
+    )
     await second.refresh()
-    both, _ = await pipelined([index, second], [random_probes(rng, count // 2, f"two{n}-")
-                                                for n in range(2)], depth, budget_s)
+    both, _ = await pipelined(
+        [index, second],
+        [random_probes(rng, count // 2, f"two{n}-") for n in range(2)],
+        depth,
+        budget_s,
+    )
     await second.close()
 
     quantiles = statistics.quantiles(latencies, n=100)
-    print(f"  one call at a time: {single:9,.0f} articles/s   p50 {quantiles[49] * 1e3:.2f} ms, "
-          f"p99 {quantiles[98] * 1e3:.2f} ms  ({len(latencies):,} calls)")
+    print(
+        f"  one call at a time: {single:9,.0f} articles/s   p50 {quantiles[49] * 1e3:.2f} ms, "
+        f"p99 {quantiles[98] * 1e3:.2f} ms  ({len(latencies):,} calls)"
+    )
     print(f"  pipelined {depth:>3} deep: {piped:9,.0f} articles/s   ({piped / single:.1f}x)")
     print(f"  two callers, each so:  {both:9,.0f} articles/s   ({both / single:.1f}x)")
-    print(f"  server time per article: {cpu_us:,.0f} us measured (CPU, pipelined; in "
-          f"commandstats: the bucket reads {read_us:,.0f} us, the script {script_us:,.0f} us), "
-          f"{predicted.server_us:,.0f} us predicted")
-    print(f"  candidates per article:  {candidates:,.0f} measured, {predicted.candidates:,.0f} "
-          f"predicted; per probe {candidates / layout.probes:,.2f} ({layout.probes} probes)")
-    print(f"  memory per article:      {memory:,.0f} B measured, "
-          f"{predicted.bytes_per_article:,.0f} B predicted")
-    per_d = [sum(hits[d * PLANTED_PER_DISTANCE:(d + 1) * PLANTED_PER_DISTANCE])
-             / PLANTED_PER_DISTANCE for d in range(layout.threshold + 1)]
-    print(f"  recall on planted pairs at distance 0..{layout.threshold}: "
-          + " ".join(f"{r:.2f}" for r in per_d)
-          + f"   (computed: {' '.join(f'{layout.recall(d):.2f}' for d in range(len(per_d)))})")
+    print(
+        f"  server time per article: {cpu_us:,.0f} us measured (CPU, pipelined; in "
+        f"commandstats: the bucket reads {read_us:,.0f} us, the script {script_us:,.0f} us), "
+        f"{predicted.server_us:,.0f} us predicted"
+    )
+    print(
+        f"  candidates per article:  {candidates:,.0f} measured, {predicted.candidates:,.0f} "
+        f"predicted; per probe {candidates / layout.probes:,.2f} ({layout.probes} probes)"
+    )
+    print(
+        f"  memory per article:      {memory:,.0f} B measured, "
+        f"{predicted.bytes_per_article:,.0f} B predicted"
+    )
+    per_d = [
+        sum(hits[d * PLANTED_PER_DISTANCE : (d + 1) * PLANTED_PER_DISTANCE]) / PLANTED_PER_DISTANCE
+        for d in range(layout.threshold + 1)
+    ]
+    print(
+        f"  recall on planted pairs at distance 0..{layout.threshold}: "
+        + " ".join(f"{r:.2f}" for r in per_d)
+        + f"   (computed: {' '.join(f'{layout.recall(d):.2f}' for d in range(len(per_d)))})"
+    )
 
 
-async def server_cpu_s(client: aioredis.Redis) -> float:
+async def server_cpu_s(client: Client) -> float:
     """CPU seconds Redis has used: commandstats leave out part of a script's cost (measured:
     a script scanning 320 KB showed 0.2 ms there and 23 ms of CPU)."""
     cpu = await client.info("cpu")
@@ -186,21 +235,37 @@ def layouts_to_run(names: list[str], threshold: int, docs: int) -> list[tuple[st
     for name in names:
         settings = Settings(threshold=threshold, layout=name, expected_docs=docs)
         label = "planner's choice" if name == "auto" else name
-        chosen.append((label, settings.index_layout()))
+        chosen.append((label, wiring.layout(settings)))
     return chosen
 
 
 async def run(args: argparse.Namespace) -> None:
     client = connect(args.redis_url)
-    source = "from the worker's copy" if args.mirror else "with MGETs"
-    print(f"threshold {args.threshold}, {args.docs:,} articles indexed, whole buckets read "
-          f"(max_bucket_read {UNBOUNDED:,}), verification threshold {args.verify}; buckets "
-          f"read {source}")
+    source = "from the bucket cache" if args.bucket_cache else "with MGETs"
+    print(
+        f"threshold {args.threshold}, {args.docs:,} articles indexed, whole buckets read "
+        f"(max_bucket_read {UNBOUNDED:,}), verification threshold {args.verification}; buckets "
+        f"read {source}"
+    )
     for label, layout in layouts_to_run(args.layouts.split(","), args.threshold, args.docs):
-        index = RedisIndex(client, "bench", layout, max_bucket_read=UNBOUNDED,
-                           verify_threshold=args.verify, mirror=args.mirror)
-        await measure(index, args.redis_url, label, args.docs, args.measure, args.depth,
-                      args.budget, args.seed)
+        index = RedisIndex(
+            client,
+            "bench",
+            layout,
+            max_bucket_read=UNBOUNDED,
+            verify_threshold=args.verification,
+            bucket_cache=args.bucket_cache,
+        )
+        await measure(
+            index,
+            args.redis_url,
+            label,
+            args.docs,
+            args.measure,
+            args.depth,
+            args.budget,
+            args.seed,
+        )
     await wipe(client)
     await client.aclose()
 
@@ -210,20 +275,32 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=100_000, help="articles indexed first")
     parser.add_argument("--measure", type=int, default=5_000, help="articles timed per mode")
     parser.add_argument("--threshold", type=int, default=3)
-    parser.add_argument("--layouts", default="pigeonhole,auto",
-                        help="comma-separated: auto, pigeonhole, multi-index:M, blocks:B, "
-                             "sampled:LxR")
+    parser.add_argument(
+        "--layouts",
+        default="pigeonhole,auto",
+        help="comma-separated: auto, pigeonhole, multi-index:M, blocks:B, sampled:LxR",
+    )
     parser.add_argument("--depth", type=int, default=64, help="pipeline depth")
-    parser.add_argument("--verify", type=int, default=-1,
-                        help="verification threshold (-1: none); planted copies are 2 bits "
-                             "apart in the verification fingerprint")
-    parser.add_argument("--budget", type=float, default=30.0,
-                        help="seconds per timed mode before stopping early")
+    parser.add_argument(
+        "--verify",
+        type=int,
+        default=-1,
+        help="verification threshold (-1: none); planted copies are 2 bits "
+        "apart in the verification fingerprint",
+    )
+    parser.add_argument(
+        "--budget", type=float, default=30.0, help="seconds per timed mode before stopping early"
+    )
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--mirror", action=argparse.BooleanOptionalAction, default=True,
-                        help="the worker's copy of the buckets (the default), or MGETs")
-    parser.add_argument("--redis-url", default=os.environ.get("DEDUP_BENCH_REDIS_URL",
-                                                              "redis://127.0.0.1:6379/14"))
+    parser.add_argument(
+        "--bucket-cache",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the worker's copy of the buckets (the default), or MGETs",
+    )
+    parser.add_argument(
+        "--redis-url", default=os.environ.get("DEDUP_BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")
+    )
     asyncio.run(run(parser.parse_args()))
 
 

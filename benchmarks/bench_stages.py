@@ -5,7 +5,7 @@ the end-to-end benchmark's articles, after N of them are indexed; each stage tim
 `time.process_time` (the worker's CPU, not the time it waits on Redis), and Redis's own CPU
 per article beside them. No Kafka: what the worker adds to a passthrough, less faust's work.
 
-Reaches into RedisIndex's steps (`_read`, `_check_calls`, `_evalsha`) to time them apart.
+Times RedisIndex's steps apart (read_buckets, script_calls, scripts.run).
 Needs Redis (`bash stack/local-stack.sh up`); uses database 12 and empties it.
 """
 
@@ -18,11 +18,13 @@ import time
 
 from benchmarks.bench_index import server_cpu_s
 from benchmarks.redis_state import settle, wipe
-from tests.corpus import make_articles
-from worker.index.redis.index import CHECK_AND_INSERT, RedisIndex, _outcome, connect
-from worker.model import Probe
-from worker.pipeline.decide import Accepted, Decider
-from worker.pipeline.decode import Article, decode_article
+from tests.support.corpus import make_articles
+from worker import wiring
+from worker.index.redis import RedisIndex, scripts
+from worker.index.redis.client import connect
+from worker.index.redis.scripts import Script
+from worker.model import Accepted, Article, Probe
+from worker.pipeline.decode import decode_article
 from worker.pipeline.outputs import Source, output_messages
 from worker.settings import Settings
 
@@ -34,56 +36,69 @@ async def run(args: argparse.Namespace) -> None:
     settings = Settings()
     client = connect(args.redis_url)
     await wipe(client)
-    index = RedisIndex(client, "stages", settings.index_layout(), **settings.index_options())
-    decider = Decider.from_settings(settings, index)
+    index = RedisIndex(
+        client, "stages", wiring.layout(settings), verify_threshold=settings.verify_threshold
+    )
+    pipeline = wiring.pipeline(settings, index)
     values = [json.dumps(a).encode() for a in make_articles(args.docs + args.measure)]
     for start in range(0, args.docs, BATCH):
-        await decider.decide(values[start:start + BATCH])
+        await pipeline.run(values[start : start + BATCH])
     await settle(client)
 
     spent = dict.fromkeys(STAGES, 0.0)
     clock = time.process_time
     cpu_before = await server_cpu_s(client)
     for start in range(args.docs, len(values), BATCH):
-        batch = values[start:start + BATCH]
+        batch = values[start : start + BATCH]
         t = clock()
         articles = [decode_article(v, settings.max_message_bytes) for v in batch]
         spent["decode"] += clock() - t
         assert all(isinstance(a, Article) for a in articles)
         texts = [a.text for a in articles if isinstance(a, Article)]
         t = clock()
-        fingerprints = decider.fingerprinter.many(texts)
+        fingerprints = pipeline.fingerprinter.many(texts)
         spent["fingerprint"] += clock() - t
-        probes = [Probe(a.id, fp.content_hash, fp.simhash, fp.verify)
-                  for a, fp in zip(articles, fingerprints, strict=True) if isinstance(a, Article)]
+        probes = [
+            Probe(a.id, fp.content_hash, fp.search, fp.verification)
+            for a, fp in zip(articles, fingerprints, strict=True)
+            if isinstance(a, Article)
+        ]
         t = clock()
-        reads = await index._read(probes)
+        reads = await index.read_buckets(probes)
         spent["read"] += clock() - t
         t = clock()
-        calls = index._check_calls(probes, reads)
+        calls = index.script_calls.calls(probes, reads)
         spent["calls"] += clock() - t
         t = clock()
-        replies = [r for call in await index._evalsha(CHECK_AND_INSERT, calls) for r in call]
+        replies = [
+            r for call in await scripts.run(client, Script.CHECK_AND_INSERT, calls) for r in call
+        ]
         spent["script"] += clock() - t
         t = clock()
-        verdicts = [_outcome(p, r) for p, r in zip(probes, replies, strict=True)]
+        verdicts = [index.script_calls.verdict(p, r) for p, r in zip(probes, replies, strict=True)]
         spent["replies"] += clock() - t
         t = clock()
-        for article, fp, verdict, raw in zip(articles, fingerprints, verdicts, batch,
-                                             strict=True):
+        for article, fp, verdict, raw in zip(articles, fingerprints, verdicts, batch, strict=True):
             assert isinstance(article, Article)
-            output_messages(Accepted(article, fp, verdict), raw, article.id.encode(),
-                            Source("articles", 0, start), settings.max_message_bytes,
-                            threshold=settings.threshold,
-                            related_threshold=settings.related_threshold)
+            output_messages(
+                Accepted(article, fp, verdict),
+                raw,
+                article.id.encode(),
+                Source("articles", 0, start),
+                settings.max_message_bytes,
+                threshold=settings.threshold,
+                related_threshold=settings.related_threshold,
+            )
         spent["messages"] += clock() - t
     redis_us = (await server_cpu_s(client) - cpu_before) / args.measure * 1e6
     await wipe(client)
     await client.aclose()
 
     per_article = {stage: s / args.measure * 1e6 for stage, s in spent.items()}
-    print(f"{args.measure:,} articles in batches of {BATCH}, {args.docs:,} indexed before; "
-          "worker CPU per article (us):")
+    print(
+        f"{args.measure:,} articles in batches of {BATCH}, {args.docs:,} indexed before; "
+        "worker CPU per article (us):"
+    )
     print("  " + "  ".join(f"{stage} {us:.1f}" for stage, us in per_article.items()))
     print(f"  total {sum(per_article.values()):.1f} us;  Redis CPU per article {redis_us:.1f} us")
 

@@ -12,7 +12,7 @@ from typing import Any
 import faust
 
 from worker.settings import Settings
-from worker.stream.app import base_app, batches, input_topic, settle_gc
+from worker.stream.app import base_app, batches, freeze_gc_once, input_topic
 from worker.stream.outbox import Outbox
 
 
@@ -26,14 +26,16 @@ def create_passthrough(settings: Settings) -> faust.App:
         outbox = Outbox(stream)
 
         async def send(events: Sequence[Any]) -> None:
-            pending = [await sink.send(key=e.message.key, value=e.message.value, force=True)
-                       for e in events]
+            pending = [
+                await sink.send(key=e.message.key, value=e.message.value, force=True)
+                for e in events
+            ]
             await asyncio.gather(*pending)
 
         try:
             async for events in batches(stream, settings):
                 await outbox.put(events, partial(send, events))
-                settle_gc()
+                freeze_gc_once()
             await outbox.flush()
         finally:
             outbox.abandon()
@@ -45,5 +47,6 @@ if __name__ == "__main__":
     settings = Settings.from_env()
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
-    faust.Worker(create_passthrough(settings), loglevel=settings.log_level,
-                 loop=loop).execute_from_commandline()
+    faust.Worker(
+        create_passthrough(settings), loglevel=settings.log_level, loop=loop
+    ).execute_from_commandline()

@@ -7,8 +7,10 @@ import time
 
 import redis.asyncio as aioredis
 
+from worker.index.redis.client import Client
 
-async def settle(client: aioredis.Redis) -> float:
+
+async def settle(client: Client) -> float:
     """Rewrite Redis's append-only file now, if it keeps one, and wait for that to finish:
     the load grows the file enough to set off an automatic rewrite, which would otherwise run
     (a forked process writing every key) during the timed part, on the same cores."""
@@ -17,8 +19,11 @@ async def settle(client: aioredis.Redis) -> float:
     async def idle() -> None:
         for _ in range(1200):  # up to 10 minutes
             info = await client.info("persistence")
-            if not (info["aof_rewrite_in_progress"] or info["aof_rewrite_scheduled"]
-                    or info["rdb_bgsave_in_progress"]):
+            if not (
+                info["aof_rewrite_in_progress"]
+                or info["aof_rewrite_scheduled"]
+                or info["rdb_bgsave_in_progress"]
+            ):
                 return
             await asyncio.sleep(0.5)
         raise TimeoutError("Redis is still rewriting its AOF after 10 minutes")
@@ -32,7 +37,7 @@ async def settle(client: aioredis.Redis) -> float:
     return time.perf_counter() - start
 
 
-async def wipe(client: aioredis.Redis) -> None:
+async def wipe(client: Client) -> None:
     """FLUSHDB in the background (millions of keys take Redis seconds to free), then wait
     until the memory is given back, so the next layout's memory figure starts clean."""
     await client.flushdb(asynchronous=True)

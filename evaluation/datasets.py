@@ -63,15 +63,19 @@ def natural(language: str, limit: int | None = None) -> EvalSet:
     return EvalSet(f"{language} natural", language, "natural", items)
 
 
-def edited(language: str, originals: int = 300, distractors: int = 300,
-           seed: int = 2026) -> list[EvalSet]:
+def edited(
+    language: str, originals: int = 300, distractors: int = 300, seed: int = 2026
+) -> list[EvalSet]:
     """One set per edit type: the originals first, then each original's edited copy mixed
     with unrelated distractors. Originals and distractors are drawn from articles that share
     under 30% of their shingles with any other article of the corpus."""
     texts = corpus(language)
     sim = corpus_similarity(language)
-    clean = [i for i in range(len(texts))
-             if max(sim[i, :i].max(initial=0), sim[i, i + 1:].max(initial=0)) < DIFFERENT]
+    clean = [
+        i
+        for i in range(len(texts))
+        if max(sim[i, :i].max(initial=0), sim[i, i + 1 :].max(initial=0)) < DIFFERENT
+    ]
     rng = random.Random(seed)
     chosen = rng.sample(clean, originals + distractors)
     base, others = chosen[:originals], chosen[originals:]
@@ -80,8 +84,10 @@ def edited(language: str, originals: int = 300, distractors: int = 300,
     for edit_name, edit in edit_types(language).items():
         edit_rng = random.Random(f"{seed}-{edit_name}")
         items = [Item(f"o{i}", texts[i], frozenset(), "original") for i in base]
-        later = [Item(f"c{i}", edit(texts[i], edit_rng, vocab), frozenset({f"o{i}"}), edit_name)
-                 for i in base]
+        later = [
+            Item(f"c{i}", edit(texts[i], edit_rng, vocab), frozenset({f"o{i}"}), edit_name)
+            for i in base
+        ]
         later += [Item(f"d{i}", texts[i], frozenset(), "distractor") for i in others]
         edit_rng.shuffle(later)
         sets.append(EvalSet(f"{language} {edit_name}", language, "edited", items + later))

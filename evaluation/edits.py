@@ -21,8 +21,7 @@ _SPACES = re.compile(r"(\s+)")
 Edit = Callable[[str, random.Random, Sequence[str]], str]
 
 
-def substitute(text: str, fraction: float | None, rng: random.Random,
-               vocab: Sequence[str]) -> str:
+def substitute(text: str, fraction: float | None, rng: random.Random, vocab: Sequence[str]) -> str:
     """Replace one unit (fraction None) or `fraction` of the units with others from `vocab`.
     Units are words, or Han characters when the text has any."""
     if _HAN.search(text):
@@ -57,15 +56,15 @@ def delete_run(text: str, rng: random.Random, language: str, fraction: float = 0
     run = max(1, round(len(parts) * fraction))
     start = rng.randrange(1, len(parts) - run)  # keep the first and the last sentence
     joiner = "" if language == "zh" else " "
-    return joiner.join(parts[:start] + parts[start + run:])
+    return joiner.join(parts[:start] + parts[start + run :])
 
 
 def truncate_head(text: str, fraction: float = 0.10) -> str:
     """Drop the first `fraction` of the text (by words; by characters in Chinese)."""
     if _HAN.search(text):
-        return text[round(len(text) * fraction):]
+        return text[round(len(text) * fraction) :]
     words = text.split()
-    return " ".join(words[round(len(words) * fraction):])
+    return " ".join(words[round(len(words) * fraction) :])
 
 
 def cosmetic(text: str, rng: random.Random) -> str:

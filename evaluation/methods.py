@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from evaluation.datasets import Item
+from worker import defaults
 from worker.index import MemoryIndex
-from worker.layout.tables import pigeonhole
-from worker.model import Probe, Verdict
+from worker.layout import planner
+from worker.model import Probe
 from worker.text.features import tokenize
 from worker.text.fingerprint import Fingerprinter
 from worker.text.normalize import normalize
@@ -26,34 +27,33 @@ class Detector(Protocol):
 
 
 @dataclass
-class Ours:
-    """This project's detector: exact-content hash, then SimHash within `threshold` bits
-    (and, in "words" mode, the shingle fingerprint within `verify_threshold`)."""
+class DedupWorkerDetector:
+    """This project's detector at the given threshold, otherwise as the worker runs it by
+    default: exact-content hash, then the search fingerprint within `threshold` bits, verified
+    by the verification fingerprint."""
 
-    threshold: int = 8
-    features: str = "words"
-    verify_threshold: int = 14
-    shingle_size: int = 3
-    chinese: str = "bigrams"
-    min_words: float = 20
+    threshold: int = defaults.THRESHOLD
+    verify_threshold: int = defaults.VERIFY_THRESHOLD
 
     @property
     def name(self) -> str:
-        if self.features == "words":
-            return f"dedup-worker words k={self.threshold} v={self.verify_threshold}"
-        return f"dedup-worker {self.features} k={self.threshold}"
+        return f"dedup-worker k={self.threshold} v={self.verify_threshold}"
 
     def run(self, items: Sequence[Item], language: str) -> list[str | None]:
-        fingerprint = Fingerprinter(self.shingle_size, self.chinese, self.min_words,
-                                    self.features)
-        verify = self.verify_threshold if self.features == "words" else -1
-        index = MemoryIndex(pigeonhole(self.threshold), verify_threshold=verify,
-                            clock_ms=lambda: 0)
+        fingerprinter = Fingerprinter()
+        layout = planner.choose(
+            self.threshold,
+            defaults.LAYOUT,
+            defaults.EXPECTED_DOCS,
+            defaults.RECALL,
+            defaults.MAX_BUCKET_READ,
+        )
+        index = MemoryIndex(layout, verify_threshold=self.verify_threshold, clock_ms=lambda: 0)
         out: list[str | None] = []
-        for item, fp in zip(items, fingerprint.many([i.text for i in items]), strict=True):
-            verdict = index.check_and_insert_one(Probe(item.id, fp.content_hash, fp.simhash,
-                                                       fp.verify))
-            assert isinstance(verdict, Verdict)
+        for item, fp in zip(items, fingerprinter.many([i.text for i in items]), strict=True):
+            verdict = index.check_and_insert_one(
+                Probe(item.id, fp.content_hash, fp.search, fp.verification)
+            )
             out.append(verdict.duplicate_of)
         return out
 

@@ -57,8 +57,12 @@ class Scores:
     by_group: dict[str, Score] = field(default_factory=lambda: defaultdict(Score))
 
 
-LENGTH_BUCKETS = ((100, "a: under 100 words"), (300, "b: 100-299 words"),
-                  (1000, "c: 300-999 words"), (None, "d: 1000 words or more"))
+LENGTH_BUCKETS = (
+    (100, "a: under 100 words"),
+    (300, "b: 100-299 words"),
+    (1000, "c: 300-999 words"),
+    (None, "d: 1000 words or more"),
+)
 
 
 def length_bucket(text: str) -> str:
@@ -67,8 +71,11 @@ def length_bucket(text: str) -> str:
     return next(label for limit, label in LENGTH_BUCKETS if limit is None or words < limit)
 
 
-def score(items: Sequence[Item], predicted: Sequence[str | None],
-          group: Callable[[Item], str] | None = None) -> Scores:
+def score(
+    items: Sequence[Item],
+    predicted: Sequence[str | None],
+    group: Callable[[Item], str] | None = None,
+) -> Scores:
     """Precision/recall over the scored items, overall and by `group` (e.g. length)."""
     scores = Scores()
     for item, guess in zip(items, predicted, strict=True):

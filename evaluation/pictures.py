@@ -7,8 +7,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 
-def distance_histograms(path: Path, duplicates: Mapping[str, Sequence[int]],
-                        different: Sequence[int], title: str) -> None:
+def distance_histograms(
+    path: Path, duplicates: Mapping[str, Sequence[int]], different: Sequence[int], title: str
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -28,8 +29,13 @@ def distance_histograms(path: Path, duplicates: Mapping[str, Sequence[int]],
     plt.close(fig)
 
 
-def threshold_curve(path: Path, thresholds: Sequence[int], precision: Sequence[float],
-                    recall: Sequence[float], title: str) -> None:
+def threshold_curve(
+    path: Path,
+    thresholds: Sequence[int],
+    precision: Sequence[float],
+    recall: Sequence[float],
+    title: str,
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")

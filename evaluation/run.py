@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from evaluation.datasets import EvalSet, corpus, edited, natural
-from evaluation.methods import Detector, MinHashLSH, Ours, SimhashLibrary
+from evaluation.methods import DedupWorkerDetector, Detector, MinHashLSH, SimhashLibrary
 from evaluation.metrics import Score, Scores, length_bucket, score
 from evaluation.pictures import distance_histograms, threshold_curve
 from worker.text.fingerprint import Fingerprinter
@@ -22,15 +22,19 @@ LENGTHS = (20, 50, 100, 200, 500, 1000, 2000)
 
 
 def detectors(threshold: int) -> list[Detector]:
-    """This project's default (words, verified), its previous default (shingles, k=3), and
-    the peers."""
-    return [Ours(threshold), Ours(3, features="shingles"), MinHashLSH(0.5), MinHashLSH(0.8),
-            SimhashLibrary()]
+    """This project's detector, and the peers."""
+    return [DedupWorkerDetector(threshold), MinHashLSH(0.5), MinHashLSH(0.8), SimhashLibrary()]
 
 
-def evaluate(out: Path, threshold: int = 8, originals: int = 300, distractors: int = 300,
-             languages: Sequence[str] = ("en", "zh"),
-             log: Callable[[str], None] = print, seed: int = 2026) -> str:
+def evaluate(
+    out: Path,
+    threshold: int = 8,
+    originals: int = 300,
+    distractors: int = 300,
+    languages: Sequence[str] = ("en", "zh"),
+    log: Callable[[str], None] = print,
+    seed: int = 2026,
+) -> str:
     """Runs everything, writes `out`/results.md and the PNGs, returns the Markdown. `seed`
     draws the edited sets' originals, distractors and edits."""
     out.mkdir(parents=True, exist_ok=True)
@@ -47,9 +51,14 @@ def evaluate(out: Path, threshold: int = 8, originals: int = 300, distractors: i
         for method in methods:
             predicted = method.run(eval_set.items, eval_set.language)
             results[eval_set.name][method.name] = score(
-                eval_set.items, predicted, lambda item: length_bucket(item.text))
-        log(f"{eval_set.name}: " + ", ".join(
-            f"{m.name} F1 {results[eval_set.name][m.name].overall.f1:.3f}" for m in methods))
+                eval_set.items, predicted, lambda item: length_bucket(item.text)
+            )
+        log(
+            f"{eval_set.name}: "
+            + ", ".join(
+                f"{m.name} F1 {results[eval_set.name][m.name].overall.f1:.3f}" for m in methods
+            )
+        )
 
     sections = [
         "# Detection quality: results\n",
@@ -66,15 +75,18 @@ def evaluate(out: Path, threshold: int = 8, originals: int = 300, distractors: i
     ]
     failures = [m for m in methods if isinstance(m, SimhashLibrary) and m.failures]
     if failures:
-        sections.append(f"The simhash library could not fingerprint {failures[0].failures} "
-                        "texts (its issue #74 under numpy 2); they count as not flagged.\n")
+        sections.append(
+            f"The simhash library could not fingerprint {failures[0].failures} "
+            "texts (its issue #74 under numpy 2); they count as not flagged.\n"
+        )
     report = "\n".join(sections)
     (out / "results.md").write_text(report, encoding="utf-8")
     return report
 
 
-def _table(sets: Sequence[EvalSet], methods: Sequence[Detector],
-           results: dict[str, dict[str, Scores]]) -> str:
+def _table(
+    sets: Sequence[EvalSet], methods: Sequence[Detector], results: dict[str, dict[str, Scores]]
+) -> str:
     head = "| set | scored | " + " | ".join(m.name for m in methods) + " |"
     rows = [head, "|---|---|" + "---|" * len(methods)]
     for s in sets:
@@ -88,16 +100,19 @@ def _table(sets: Sequence[EvalSet], methods: Sequence[Detector],
     return "\n".join(rows) + "\n"
 
 
-def _length_table(sets: Sequence[EvalSet], methods: Sequence[Detector],
-                  results: dict[str, dict[str, Scores]]) -> str:
+def _length_table(
+    sets: Sequence[EvalSet], methods: Sequence[Detector], results: dict[str, dict[str, Scores]]
+) -> str:
     pooled: dict[tuple[str, str, str], Score] = defaultdict(Score)
     for s in sets:
         for m in methods:
             for bucket, sc in results[s.name][m.name].by_group.items():
                 pooled[s.language, bucket, m.name].merge(sc)
     keys = sorted({(lang, bucket) for lang, bucket, _ in pooled})
-    rows = ["| language | length | " + " | ".join(m.name for m in methods) + " |",
-            "|---|---|" + "---|" * len(methods)]
+    rows = [
+        "| language | length | " + " | ".join(m.name for m in methods) + " |",
+        "|---|---|" + "---|" * len(methods),
+    ]
     for lang, bucket in keys:
         cells = [f"{pooled[lang, bucket, m.name].f1:.3f}" for m in methods]
         rows.append(f"| {lang} | {bucket} | " + " | ".join(cells) + " |")
@@ -115,30 +130,42 @@ def _pictures(out: Path, sets: Sequence[EvalSet]) -> str:
         copies: dict[str, list[int]] = {}
         different: list[int] = []
         for s in edited_sets:
-            fps = {i.id: fingerprint(i.text).simhash for i in s.items}
-            originals = [fp for i in s.items if i.tag == "original"
-                         if (fp := fps[i.id]) is not None]
+            fps = {i.id: fingerprint(i.text).search for i in s.items}
+            originals = [
+                fp for i in s.items if i.tag == "original" if (fp := fps[i.id]) is not None
+            ]
             copies[s.name.split(" ", 1)[1]] = [
-                hamming(fp, fps[next(iter(i.truth))] or 0) for i in s.items
-                if i.truth and (fp := fps[i.id]) is not None]
+                hamming(fp, fps[next(iter(i.truth))] or 0)
+                for i in s.items
+                if i.truth and (fp := fps[i.id]) is not None
+            ]
             if not different:
-                different = [min(hamming(fps[i.id] or 0, o) for o in originals)
-                             for i in s.items if i.tag == "distractor" and fps[i.id]]
+                different = [
+                    min(hamming(fps[i.id] or 0, o) for o in originals)
+                    for i in s.items
+                    if i.tag == "distractor" and fps[i.id]
+                ]
         name = f"distances-{language}.png"
-        distance_histograms(out / name, copies, different,
-                            f"{language}: copy to its original vs. unrelated to its nearest")
+        distance_histograms(
+            out / name,
+            copies,
+            different,
+            f"{language}: copy to its original vs. unrelated to its nearest",
+        )
         ks = list(range(0, 25))
         positives = [d for values in copies.values() for d in values]
         negatives = different * len(copies)  # each set has the same distractors
-        precision = [sum(d <= k for d in positives) /
-                     max(1, sum(d <= k for d in positives) + sum(d <= k for d in negatives))
-                     for k in ks]
+        precision = [
+            sum(d <= k for d in positives)
+            / max(1, sum(d <= k for d in positives) + sum(d <= k for d in negatives))
+            for k in ks
+        ]
         recall = [sum(d <= k for d in positives) / max(1, len(positives)) for k in ks]
         curve = f"threshold-{language}.png"
-        threshold_curve(out / curve, ks, precision, recall,
-                        f"{language} edited sets: if the threshold were k")
-        lines += [f"![{language} distances]({name})", "",
-                  f"![{language} threshold]({curve})", ""]
+        threshold_curve(
+            out / curve, ks, precision, recall, f"{language} edited sets: if the threshold were k"
+        )
+        lines += [f"![{language} distances]({name})", "", f"![{language} threshold]({curve})", ""]
     return "\n".join(lines) + "\n"
 
 
@@ -153,10 +180,10 @@ def _length_experiment(threshold: int, samples: int = 40, seed: int = 3) -> str:
         distances = []
         for _ in range(samples):
             start = rng.randrange(len(words) - n)
-            text = words[start:start + n]
+            text = words[start : start + n]
             changed = list(text)
             changed[rng.randrange(n)] = "zebra"
-            a, b = fingerprint(" ".join(text)).simhash, fingerprint(" ".join(changed)).simhash
+            a, b = fingerprint(" ".join(text)).search, fingerprint(" ".join(changed)).search
             distances.append(hamming(a or 0, b or 0))
         within = np.mean([d <= threshold for d in distances])
         rows.append(f"| {n} | {np.mean(distances):.1f} | {max(distances)} | {within:.0%} |")

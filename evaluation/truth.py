@@ -20,7 +20,7 @@ def shingle_set(text: str, language: str) -> set[str]:
     normalized = normalize(text)
     if language == "zh":
         chars = normalized.replace(" ", "")
-        return {chars[i:i + 3] for i in range(max(1, len(chars) - 2))}
+        return {chars[i : i + 3] for i in range(max(1, len(chars) - 2))}
     return set(shingles(normalized.split(), 3))
 
 
@@ -33,8 +33,9 @@ def jaccard_matrix(texts: Sequence[str], language: str) -> np.ndarray:
         for shingle in s:
             rows.append(i)
             cols.append(vocabulary.setdefault(shingle, len(vocabulary)))
-    x = sparse.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)),
-                          shape=(len(sets), len(vocabulary)))
+    x = sparse.csr_matrix(
+        (np.ones(len(rows), dtype=np.float32), (rows, cols)), shape=(len(sets), len(vocabulary))
+    )
     inter = (x @ x.T).toarray()
     sizes = np.array([len(s) for s in sets], dtype=np.float32)
     union = sizes[:, None] + sizes[None, :] - inter

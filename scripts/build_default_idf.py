@@ -12,7 +12,8 @@ from worker.text.normalize import normalized_tokens
 OUT = Path(__file__).resolve().parents[1] / "worker" / "data" / "idf-news.tsv"
 
 english = IdfTable.build(units(normalized_tokens(a.text)).items for a in news_articles())
-chinese = IdfTable.build([u for u in units(normalized_tokens(t)).items if not u.isascii()]
-                         for t in peoples_daily())
+chinese = IdfTable.build(
+    [u for u in units(normalized_tokens(t)).items if not u.isascii()] for t in peoples_daily()
+)
 english.merged(chinese).save(OUT)
 print(f"wrote {OUT}: {len(english.weights)} English words, {len(chinese.weights)} Han units")

@@ -19,5 +19,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     > .venv/pip-install.log 2>&1 || { tail -40 .venv/pip-install.log; exit 1; }
   echo "$want" > "$stamp"
 fi
+# The checkout's own tools (evaluation/, benchmarks/, tests/ support) importable from the venv,
+# e.g. by `dedup-worker evaluate`; the package installs only worker/.
+site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+echo "$PWD" > "$site/dedup-worker-checkout.pth"
 
 bash stack/local-stack.sh install

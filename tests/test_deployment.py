@@ -1,12 +1,10 @@
 """docker-compose.yml cannot run here (no Docker engine); this keeps it consistent with the code."""
 
-from pathlib import Path
-
 import yaml
 
+from tests.support import ROOT
 from worker.settings import ENV, Settings
 
-ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 
 
@@ -34,4 +32,5 @@ def test_compose_kafka_advertises_the_worker_address() -> None:
 
 def test_dockerfile_installs_the_package_and_runs_the_cli() -> None:
     dockerfile = (ROOT / "Dockerfile").read_text()
-    assert "pip install" in dockerfile and 'ENTRYPOINT ["dedup-worker"]' in dockerfile
+    assert "pip install" in dockerfile
+    assert 'ENTRYPOINT ["dedup-worker"]' in dockerfile

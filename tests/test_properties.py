@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worker.model import Kind, Verdict
-from worker.pipeline.decode import Article, Rejection, decode_article
+from worker.model import Article, Kind, Rejection, Verdict
+from worker.pipeline.decode import decode_article
 from worker.pipeline.outputs import Source, output_messages
 from worker.text.features import tokenize
 from worker.text.fingerprint import Fingerprinter
@@ -14,8 +14,11 @@ from worker.text.normalize import normalize
 
 fingerprint = Fingerprinter(min_words=3)
 jieba_fingerprint = Fingerprinter(chinese="jieba", min_words=3)
-words = st.lists(st.sampled_from(["alpha", "Beta", "GAMMA", "中文", "ñandú", "x1", "über"]),
-                 min_size=0, max_size=40)
+words = st.lists(
+    st.sampled_from(["alpha", "Beta", "GAMMA", "中文", "ñandú", "x1", "über"]),
+    min_size=0,
+    max_size=40,
+)
 
 
 @given(st.text())
@@ -23,7 +26,8 @@ def test_normalize_and_tokenize_never_raise_and_are_idempotent(text: str) -> Non
     once = normalize(text)
     assert normalize(once) == once
     features = tokenize(once)
-    assert all(features.items) and features.words >= 0
+    assert all(features.items)
+    assert features.words >= 0
 
 
 @given(st.text())
@@ -31,13 +35,14 @@ def test_normalize_and_tokenize_never_raise_and_are_idempotent(text: str) -> Non
 def test_fingerprint_never_raises_and_is_deterministic(text: str) -> None:
     first, second = fingerprint(text), fingerprint(text)
     assert first == second
-    assert first.simhash is None or 0 <= first.simhash < 2**64
+    assert first.search is None or 0 <= first.search < 2**64
     jieba_fingerprint(text)
 
 
 @given(words, st.lists(st.sampled_from([" ", "  ", "\t", "\n", " \u3000 "]), min_size=1))
-def test_case_and_whitespace_runs_do_not_change_the_fingerprint(ws: list[str],
-                                                                seps: list[str]) -> None:
+def test_case_and_whitespace_runs_do_not_change_the_fingerprint(
+    ws: list[str], seps: list[str]
+) -> None:
     plain = " ".join(ws)
     spaced = "".join(w + seps[i % len(seps)] for i, w in enumerate(ws))
     assert fingerprint(plain.upper()) == fingerprint(spaced.lower()) == fingerprint(plain)
@@ -49,10 +54,20 @@ def test_any_bytes_become_an_article_or_a_rejection(raw: bytes) -> None:
     assert isinstance(decoded, Article | Rejection)
 
 
-@given(st.dictionaries(st.text(max_size=5), st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(), lambda inner: st.lists(inner) | st.dictionaries(st.text(max_size=5), inner),
-    max_leaves=10)))
+@given(
+    st.dictionaries(
+        st.text(max_size=5),
+        st.recursive(
+            st.none()
+            | st.booleans()
+            | st.integers()
+            | st.floats(allow_nan=False, allow_infinity=False)
+            | st.text(),
+            lambda inner: st.lists(inner) | st.dictionaries(st.text(max_size=5), inner),
+            max_leaves=10,
+        ),
+    )
+)
 def test_any_json_object_decodes_and_its_verdict_encodes(body: dict[str, object]) -> None:
     import orjson
 
@@ -62,10 +77,9 @@ def test_any_json_object_decodes_and_its_verdict_encodes(body: dict[str, object]
         return
     decoded = decode_article(raw, 100_000)
     if isinstance(decoded, Article):
-        from worker.pipeline.decide import Accepted
+        from worker.model import Accepted
 
         verdict = Verdict(decoded.id, Kind.UNIQUE, None, seen_at_ms=1)
         accepted = Accepted(decoded, fingerprint(decoded.text), verdict)
-        [out] = output_messages(accepted, raw, None, Source("t", 0, 0, None), 100_000,
-                                threshold=3)
+        [out] = output_messages(accepted, raw, None, Source("t", 0, 0, None), 100_000, threshold=3)
         assert orjson.loads(out.value)["article"] == orjson.loads(raw)

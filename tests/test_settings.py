@@ -2,11 +2,14 @@ import pytest
 
 from worker.errors import ConfigError
 from worker.settings import ENV, Settings
+from worker.text.features import ChineseUnits
 
 
 def test_defaults() -> None:
     s = Settings.from_env({})
-    assert s.threshold == 8 and s.shingle_size == 3 and s.features == "words"
+    assert s.threshold == 8
+    assert s.shingle_size == 3
+    assert s.chinese_units == "characters"
     assert s.input_topic == "articles"
 
 
@@ -21,14 +24,9 @@ def test_every_setting_has_one_environment_variable() -> None:
 def test_environment_then_overrides() -> None:
     env = {"DEDUP_THRESHOLD": "5", "DEDUP_NAMESPACE": "news", "DEDUP_MIN_WORDS": "12.5"}
     s = Settings.from_env(env, threshold=4)
-    assert s.threshold == 4 and s.namespace == "news" and s.min_words == 12.5
-
-
-def test_the_layout_is_named_or_planned() -> None:
-    assert Settings(threshold=3, layout="multi-index:2").index_layout().spec() == (
-        "63-32/1 31-0/1")
-    planned = Settings(threshold=7, expected_docs=5_000_000).index_layout()
-    assert planned.family == "multi-index" and planned.threshold == 7
+    assert s.threshold == 4
+    assert s.namespace == "news"
+    assert s.min_words == 12.5
 
 
 def test_booleans_read_as_words() -> None:
@@ -38,8 +36,13 @@ def test_booleans_read_as_words() -> None:
 
 def test_a_related_threshold_widens_the_search_not_the_duplicates() -> None:
     s = Settings(threshold=3, related_threshold=10, layout="multi-index:4")
-    assert s.search_threshold == 10 and s.index_layout().threshold == 10
+    assert s.search_threshold == 10
     assert Settings(retention_days=1.5).retention_s == 129_600
+
+
+def test_enumerated_settings_take_their_values_as_text() -> None:
+    assert Settings.from_env({"DEDUP_CHINESE_UNITS": "jieba"}).chinese_units == "jieba"
+    assert Settings(chinese_units="jieba").chinese_units is ChineseUnits.JIEBA
 
 
 def test_settings_are_frozen() -> None:
@@ -48,31 +51,40 @@ def test_settings_are_frozen() -> None:
         s.threshold = 5  # type: ignore[misc]
 
 
-@pytest.mark.parametrize(("env", "message"), [
-    ({"DEDUP_THRESHOLD": "three"}, "DEDUP_THRESHOLD='three' is not a valid int"),
-    ({"DEDUP_THRESHOLD": "16"}, "threshold must be 0..15"),
-    ({"DEDUP_CHINESE_TOKENS": "chars"}, "chinese_tokens must be one of"),
-    ({"DEDUP_NAMESPACE": "a b"}, "namespace must be"),
-    ({"DEDUP_UNIQUE_TOPIC": "articles"}, "four different names"),
-    ({"DEDUP_MAX_MESSAGE_BYTES": "10"}, "max_message_bytes must be >= 1024"),
-    ({"DEDUP_LAYOUT": "lsh"}, "is not one of: auto, pigeonhole"),
-    ({"DEDUP_LAYOUT": "blocks:4", "DEDUP_THRESHOLD": "3"}, "blocks needs more than k\\+1"),
-    ({"DEDUP_RECALL": "1.5"}, "recall must be in"),
-    ({"DEDUP_RELATED_THRESHOLD": "3"}, "related_threshold must be 0 \\(off\\) or 9..15"),
-    ({"DEDUP_RETENTION_DAYS": "-1"}, "retention_days must be >= 0"),
-    ({"DEDUP_REDIS_CLUSTER": "maybe"}, "DEDUP_REDIS_CLUSTER='maybe' is not true or false"),
-    ({"DEDUP_EXPECTED_DOCS": "0"}, "expected_docs must be >= 1"),
-])
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"DEDUP_THRESHOLD": "three"}, "DEDUP_THRESHOLD='three' is not a valid int"),
+        ({"DEDUP_THRESHOLD": "16"}, "threshold must be 0..15"),
+        ({"DEDUP_CHINESE_UNITS": "chars"}, "DEDUP_CHINESE_UNITS='chars' is not one of"),
+        ({"DEDUP_NAMESPACE": "a b"}, "namespace must be"),
+        ({"DEDUP_UNIQUE_TOPIC": "articles"}, "four different names"),
+        ({"DEDUP_MAX_MESSAGE_BYTES": "10"}, "max_message_bytes must be >= 1024"),
+        ({"DEDUP_LAYOUT": "lsh"}, "is not one of: auto, pigeonhole"),
+        ({"DEDUP_LAYOUT": "blocks:4", "DEDUP_THRESHOLD": "3"}, "blocks needs more than k\\+1"),
+        ({"DEDUP_RECALL": "1.5"}, "recall must be in"),
+        ({"DEDUP_RELATED_THRESHOLD": "3"}, "related_threshold must be 0 \\(off\\) or 9..15"),
+        ({"DEDUP_RETENTION_DAYS": "-1"}, "retention_days must be >= 0"),
+        ({"DEDUP_REDIS_CLUSTER": "maybe"}, "DEDUP_REDIS_CLUSTER='maybe' is not true or false"),
+        ({"DEDUP_EXPECTED_DOCS": "0"}, "expected_docs must be >= 1"),
+    ],
+)
 def test_bad_values_say_the_fix(env: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         Settings.from_env(env)
 
 
 def test_secrets_stay_out_of_repr_and_are_listed_for_redaction() -> None:
-    s = Settings.from_env({"DEDUP_KAFKA_SECURITY_PROTOCOL": "SASL_SSL",
-                           "DEDUP_KAFKA_USERNAME": "dedup", "DEDUP_KAFKA_PASSWORD": "k-secret",
-                           "DEDUP_REDIS_URL": "rediss://dedup:r-secret@redis:6380/0"})
-    assert "k-secret" not in repr(s) and "r-secret" not in repr(s)
+    s = Settings.from_env(
+        {
+            "DEDUP_KAFKA_SECURITY_PROTOCOL": "SASL_SSL",
+            "DEDUP_KAFKA_USERNAME": "dedup",
+            "DEDUP_KAFKA_PASSWORD": "k-secret",
+            "DEDUP_REDIS_URL": "rediss://dedup:r-secret@redis:6380/0",
+        }
+    )
+    assert "k-secret" not in repr(s)
+    assert "r-secret" not in repr(s)
     assert s.secrets == ["k-secret", "r-secret"]
     with pytest.raises(ConfigError, match="SASL needs"):
         Settings.from_env({"DEDUP_KAFKA_SECURITY_PROTOCOL": "SASL_PLAINTEXT"})

@@ -1,4 +1,14 @@
-"""Every error this package raises derives from DedupError."""
+"""Every error this package raises derives from DedupError; errors of Kafka's and Redis's
+clients are translated into these where those clients are called.
+
+    DedupError
+    ├── ConfigError          a setting cannot work; the message says the fix
+    ├── IndexStoreError      the index could not answer
+    │   ├── IndexUnavailable     Redis cannot be reached now (retry)
+    │   └── LayoutMismatch       the index was built with another layout
+    ├── KafkaUnavailable     Kafka cannot be reached now (retry)
+    └── KafkaRefused         Kafka refused the credentials or rights (do not retry)
+"""
 
 
 class DedupError(Exception):

@@ -1,16 +1,48 @@
-"""The verdict on one article, and the rule that picks its match. Pure: no Kafka, no Redis.
-
-The Redis index applies the same rule inside its Lua script; the contract tests hold the two
-to the same answers.
-"""
+"""The values that flow through the worker: an input decoded (Article, Deletion, or a
+Rejection with its Reason), what the index is asked about an article (Probe) and what it
+answers (Verdict, of a Kind), and the decision on each input message (Accepted, Forgotten or
+a Rejection). Plain data, no behaviour beyond a property."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from worker.text.simhash import hamming
+from worker.text.fingerprint import Fingerprint
+
+
+class Reason(StrEnum):
+    """Why a message went to the dead-letter topic (the `reason` field)."""
+
+    EMPTY = "empty_message"
+    TOO_LARGE = "too_large"
+    INVALID_UTF8 = "invalid_utf8"
+    INVALID_JSON = "invalid_json"
+    NOT_AN_OBJECT = "not_an_object"
+    MISSING_FIELD = "missing_field"
+    WRONG_TYPE = "wrong_type"
+    INVALID_VALUE = "invalid_value"
+    UNSUPPORTED_VERSION = "unsupported_version"
+
+
+@dataclass(frozen=True)
+class Article:
+    id: str
+    text: str
+    raw: bytes  # the message as published: passed on to the unique topic byte for byte
+
+
+@dataclass(frozen=True)
+class Deletion:
+    """A tombstone: {"id": ..., "op": "delete"} removes the article from the index."""
+
+    id: str
+
+
+@dataclass(frozen=True)
+class Rejection:
+    reason: Reason
+    detail: str
 
 
 class Kind(StrEnum):
@@ -26,8 +58,8 @@ class Probe:
 
     id: str
     content_hash: bytes
-    fingerprint: int | None
-    verify: int | None = None  # the verification fingerprint, when the mode has one
+    fingerprint: int | None  # the search fingerprint; None for a text too short for one
+    verification: int | None = None  # the verification fingerprint
 
 
 @dataclass(frozen=True)
@@ -50,34 +82,20 @@ class Verdict:
 
 
 @dataclass(frozen=True)
-class Entry:
-    """An indexed original, as a candidate match."""
+class Accepted:
+    """An article, decided."""
+
+    article: Article
+    fingerprint: Fingerprint
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class Forgotten:
+    """A deletion was applied; `was_indexed` says whether the index held the id."""
 
     id: str
-    fingerprint: int
-    seq: int  # order of first sight in its index: 1 for the first original, then 2, ...
-    seen_ms: int = 0  # when it was first seen (for expiry)
-    verify: int | None = None
+    was_indexed: bool
 
 
-def closest(
-    fingerprint: int, candidates: Iterable[Entry], threshold: int, exclude_id: str,
-    verify: int | None = None, verify_threshold: int = -1,
-) -> tuple[Entry, int] | None:
-    """The candidate nearest to `fingerprint` within `threshold` bits, and its distance.
-    With `verify_threshold` >= 0, only candidates whose verification fingerprint is within it
-    of `verify` count.
-
-    Ties go to the first seen (the lowest sequence number), so every index picks the same one.
-    An article is never its own match.
-    """
-    best: tuple[int, int, Entry] | None = None
-    for entry in candidates:
-        if entry.id == exclude_id:
-            continue
-        d = hamming(fingerprint, entry.fingerprint)
-        if verify_threshold >= 0 and hamming(verify or 0, entry.verify or 0) > verify_threshold:
-            continue
-        if d <= threshold and (best is None or (d, entry.seq) < best[:2]):
-            best = (d, entry.seq, entry)
-    return None if best is None else (best[2], best[0])
+Decision = Accepted | Forgotten | Rejection

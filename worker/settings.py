@@ -8,14 +8,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
-from typing import Any, TypedDict
+from dataclasses import dataclass, field, fields
+from enum import StrEnum
+from typing import Any
 from urllib.parse import urlsplit
 
+from worker import defaults
 from worker.errors import ConfigError
-from worker.index.base import DEFAULT_MAX_BUCKET_READ
-from worker.layout.planner import choose
-from worker.layout.tables import MAX_THRESHOLD, Layout, parse
+from worker.text.features import ChineseUnits
 
 # Every environment variable the worker reads: setting name -> variable name.
 ENV: dict[str, str] = {
@@ -27,7 +27,7 @@ ENV: dict[str, str] = {
     "kafka_ssl_cafile": "DEDUP_KAFKA_SSL_CAFILE",
     "redis_url": "DEDUP_REDIS_URL",
     "redis_cluster": "DEDUP_REDIS_CLUSTER",
-    "bucket_copy": "DEDUP_BUCKET_COPY",
+    "bucket_cache": "DEDUP_BUCKET_CACHE",
     "namespace": "DEDUP_NAMESPACE",
     "app_id": "DEDUP_APP_ID",
     "input_topic": "DEDUP_INPUT_TOPIC",
@@ -42,11 +42,10 @@ ENV: dict[str, str] = {
     "expected_docs": "DEDUP_EXPECTED_DOCS",
     "recall": "DEDUP_RECALL",
     "retention_days": "DEDUP_RETENTION_DAYS",
-    "features": "DEDUP_FEATURES",
     "verify_threshold": "DEDUP_VERIFY_THRESHOLD",
     "idf_file": "DEDUP_IDF_FILE",
     "shingle_size": "DEDUP_SHINGLE_SIZE",
-    "chinese_tokens": "DEDUP_CHINESE_TOKENS",
+    "chinese_units": "DEDUP_CHINESE_UNITS",
     "min_words": "DEDUP_MIN_WORDS",
     "max_message_bytes": "DEDUP_MAX_MESSAGE_BYTES",
     "batch_size": "DEDUP_BATCH_SIZE",
@@ -58,19 +57,8 @@ ENV: dict[str, str] = {
 }
 
 _NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
-CHINESE_MODES = ("bigrams", "jieba")
-FEATURE_MODES = ("words", "shingles")
 KAFKA_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
-
-
-class IndexOptions(TypedDict):
-    """Keyword arguments shared by RedisIndex and MemoryIndex."""
-
-    threshold: int
-    verify_threshold: int
-    max_bucket_read: int
-    retention_s: int
 
 
 @dataclass(frozen=True)
@@ -86,7 +74,7 @@ class Settings:
     kafka_ssl_cafile: str = ""
     redis_url: str = field(default="redis://127.0.0.1:6379/0", repr=False)
     redis_cluster: bool = False  # the URL names one node of a Redis Cluster
-    bucket_copy: bool = True  # the worker reads buckets from its own copy (BucketCache)
+    bucket_cache: bool = True  # the worker keeps the buckets in memory (BucketCache)
     namespace: str = "default"
     app_id: str = "dedup-worker"
     input_topic: str = "articles"
@@ -95,84 +83,123 @@ class Settings:
     rejected_topic: str = "articles.rejected"
     input_partitions: int = 4
     replication_factor: int = 1
-    threshold: int = 8
-    related_threshold: int = 0  # > threshold: also alert on related articles; 0: off
-    layout: str = "auto"  # or pigeonhole, multi-index:M, blocks:B, sampled:LxR
-    expected_docs: int = 1_000_000  # the index size the automatic layout is planned for
-    recall: float = 1.0  # below 1, the planner may choose a sampled (inexact) layout
+    threshold: int = defaults.THRESHOLD
+    related_threshold: int = defaults.RELATED_THRESHOLD
+    layout: str = defaults.LAYOUT  # or pigeonhole, multi-index:M, blocks:B, sampled:LxR
+    expected_docs: int = defaults.EXPECTED_DOCS
+    recall: float = defaults.RECALL
     retention_days: float = 0.0  # older articles stop matching and are removed; 0: kept
-    features: str = "words"  # or "shingles" (see worker/text/fingerprint.py)
-    verify_threshold: int = 14  # "words" mode: the shingle fingerprint must be this close too
-    idf_file: str = ""  # "words" mode: an IDF table (dedup-worker idf build); "": the packaged
-    shingle_size: int = 3
-    chinese_tokens: str = "bigrams"
-    min_words: float = 20.0
+    verify_threshold: int = defaults.VERIFY_THRESHOLD
+    idf_file: str = ""  # an IDF table (dedup-worker idf build); "": the packaged one
+    shingle_size: int = defaults.SHINGLE_SIZE
+    chinese_units: ChineseUnits = ChineseUnits.CHARACTERS  # defaults.CHINESE_UNITS
+    min_words: float = defaults.MIN_WORDS
     max_message_bytes: int = 1_000_000
     batch_size: int = 100
     batch_wait_ms: int = 10
-    max_bucket_read: int = DEFAULT_MAX_BUCKET_READ
+    max_bucket_read: int = defaults.MAX_BUCKET_READ
     http_port: int = 8080
     log_level: str = "info"
     log_format: str = "text"
 
     def __post_init__(self) -> None:
-        _check(0 <= self.threshold <= MAX_THRESHOLD,
-               f"threshold must be 0..{MAX_THRESHOLD} bits, got {self.threshold}; "
-               "8 suits edited news (docs/quality.md)")
-        _check(self.related_threshold == 0
-               or self.threshold < self.related_threshold <= MAX_THRESHOLD,
-               f"related_threshold must be 0 (off) or {self.threshold + 1}..{MAX_THRESHOLD} "
-               f"(above threshold), got {self.related_threshold}")
-        _check(self.expected_docs >= 1,
-               f"expected_docs must be >= 1, got {self.expected_docs}")
+        if self.chinese_units in {m.value for m in ChineseUnits}:
+            object.__setattr__(self, "chinese_units", ChineseUnits(self.chinese_units))
+        top = defaults.MAX_THRESHOLD
+        _check(
+            0 <= self.threshold <= top,
+            f"threshold must be 0..{top} bits, got {self.threshold}; "
+            "8 suits edited news (docs/quality.md)",
+        )
+        _check(
+            self.related_threshold == 0 or self.threshold < self.related_threshold <= top,
+            f"related_threshold must be 0 (off) or {self.threshold + 1}..{top} "
+            f"(above threshold), got {self.related_threshold}",
+        )
+        _check(self.expected_docs >= 1, f"expected_docs must be >= 1, got {self.expected_docs}")
         _check(0.0 < self.recall <= 1.0, f"recall must be in (0, 1], got {self.recall}")
-        _check(self.retention_days >= 0,
-               f"retention_days must be >= 0 (0 keeps articles for ever), got "
-               f"{self.retention_days}")
+        _check(
+            self.retention_days >= 0,
+            f"retention_days must be >= 0 (0 keeps articles for ever), got {self.retention_days}",
+        )
         if self.layout != "auto":
+            from worker.layout.tables import parse_layout  # (numpy: only for a named layout)
+
             try:
-                parse(self.layout, max(self.threshold, self.related_threshold))
+                parse_layout(self.layout, self.search_threshold)
             except ValueError as exc:
                 raise ConfigError(f"{exc}; or use auto (the planner's choice)") from None
-        _check(self.features in FEATURE_MODES,
-               f"features must be one of {FEATURE_MODES}, got {self.features!r}")
-        _check(0 <= self.verify_threshold <= 64,
-               f"verify_threshold must be 0..64 bits, got {self.verify_threshold}")
-        _check(1 <= self.shingle_size <= 10,
-               f"shingle_size must be 1..10 words, got {self.shingle_size}")
-        _check(self.chinese_tokens in CHINESE_MODES,
-               f"chinese_tokens must be one of {CHINESE_MODES}, got {self.chinese_tokens!r}")
+        _check(
+            0 <= self.verify_threshold <= 64,
+            f"verify_threshold must be 0..64 bits, got {self.verify_threshold}",
+        )
+        _check(
+            1 <= self.shingle_size <= defaults.MAX_SHINGLE_SIZE,
+            f"shingle_size must be 1..{defaults.MAX_SHINGLE_SIZE} units, got {self.shingle_size}",
+        )
+        _check(
+            isinstance(self.chinese_units, ChineseUnits),
+            f"chinese_units must be one of {[m.value for m in ChineseUnits]}, "
+            f"got {self.chinese_units!r}",
+        )
         _check(self.min_words >= 0, f"min_words must be >= 0, got {self.min_words}")
-        _check(self.max_message_bytes >= 1024,
-               f"max_message_bytes must be >= 1024, got {self.max_message_bytes}")
-        _check(self.input_partitions >= 1,
-               f"input_partitions must be >= 1, got {self.input_partitions}")
-        _check(self.replication_factor >= 1,
-               f"replication_factor must be >= 1, got {self.replication_factor}")
+        _check(
+            self.max_message_bytes >= 1024,
+            f"max_message_bytes must be >= 1024, got {self.max_message_bytes}",
+        )
+        _check(
+            self.input_partitions >= 1,
+            f"input_partitions must be >= 1, got {self.input_partitions}",
+        )
+        _check(
+            self.replication_factor >= 1,
+            f"replication_factor must be >= 1, got {self.replication_factor}",
+        )
         _check(self.batch_size >= 1, f"batch_size must be >= 1, got {self.batch_size}")
         _check(self.batch_wait_ms >= 0, f"batch_wait_ms must be >= 0, got {self.batch_wait_ms}")
-        _check(self.max_bucket_read >= 1,
-               f"max_bucket_read must be >= 1, got {self.max_bucket_read}")
-        _check(0 <= self.http_port <= 65535,
-               f"http_port must be 0 (off) or a TCP port, got {self.http_port}")
-        _check(self.kafka_security_protocol in KAFKA_PROTOCOLS,
-               f"kafka_security_protocol must be one of {KAFKA_PROTOCOLS}, "
-               f"got {self.kafka_security_protocol!r}")
-        _check(self.kafka_sasl_mechanism in SASL_MECHANISMS,
-               f"kafka_sasl_mechanism must be one of {SASL_MECHANISMS}, "
-               f"got {self.kafka_sasl_mechanism!r}")
+        _check(
+            self.max_bucket_read >= 1, f"max_bucket_read must be >= 1, got {self.max_bucket_read}"
+        )
+        _check(
+            0 <= self.http_port <= 65535,
+            f"http_port must be 0 (off) or a TCP port, got {self.http_port}",
+        )
+        _check(
+            self.kafka_security_protocol in KAFKA_PROTOCOLS,
+            f"kafka_security_protocol must be one of {KAFKA_PROTOCOLS}, "
+            f"got {self.kafka_security_protocol!r}",
+        )
+        _check(
+            self.kafka_sasl_mechanism in SASL_MECHANISMS,
+            f"kafka_sasl_mechanism must be one of {SASL_MECHANISMS}, "
+            f"got {self.kafka_sasl_mechanism!r}",
+        )
         if self.kafka_uses_sasl:
-            _check(bool(self.kafka_username and self.kafka_password),
-                   "SASL needs DEDUP_KAFKA_USERNAME and DEDUP_KAFKA_PASSWORD")
-        _check(self.redis_url.startswith(("redis://", "rediss://", "unix://")),
-               "redis_url must start with redis://, rediss:// (TLS) or unix://")
-        _check(self.log_format in ("text", "json"),
-               f"log_format must be 'text' or 'json', got {self.log_format!r}")
-        for name in ("namespace", "app_id", "input_topic", "unique_topic",
-                     "duplicates_topic", "rejected_topic"):
+            _check(
+                bool(self.kafka_username and self.kafka_password),
+                "SASL needs DEDUP_KAFKA_USERNAME and DEDUP_KAFKA_PASSWORD",
+            )
+        _check(
+            self.redis_url.startswith(("redis://", "rediss://", "unix://")),
+            "redis_url must start with redis://, rediss:// (TLS) or unix://",
+        )
+        _check(
+            self.log_format in ("text", "json"),
+            f"log_format must be 'text' or 'json', got {self.log_format!r}",
+        )
+        for name in (
+            "namespace",
+            "app_id",
+            "input_topic",
+            "unique_topic",
+            "duplicates_topic",
+            "rejected_topic",
+        ):
             value = getattr(self, name)
-            _check(bool(_NAME.match(value)),
-                   f"{name} must be 1-100 characters of A-Z a-z 0-9 . _ -, got {value!r}")
+            _check(
+                bool(_NAME.match(value)),
+                f"{name} must be 1-100 characters of A-Z a-z 0-9 . _ -, got {value!r}",
+            )
         topics = {self.input_topic, self.unique_topic, self.duplicates_topic, self.rejected_topic}
         _check(len(topics) == 4, "the four topics must have four different names")
 
@@ -188,25 +215,10 @@ class Settings:
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 
-    def with_changes(self, **changes: Any) -> Settings:
-        return replace(self, **changes)
-
-    def index_options(self) -> IndexOptions:
-        """Keyword arguments of both index classes, from these settings."""
-        return {"threshold": self.threshold,
-                "verify_threshold": self.verify_threshold if self.features == "words" else -1,
-                "max_bucket_read": self.max_bucket_read, "retention_s": self.retention_s}
-
     @property
     def search_threshold(self) -> int:
         """How far the index looks: the related threshold when set, else the threshold."""
         return max(self.threshold, self.related_threshold)
-
-    def index_layout(self) -> Layout:
-        """The index's table layout, laid out for `search_threshold`: the one named by
-        `layout`, or the planner's choice."""
-        return choose(self.search_threshold, self.layout, self.expected_docs, self.recall,
-                      self.max_bucket_read)
 
     @property
     def retention_s(self) -> int:
@@ -234,6 +246,13 @@ class Settings:
 
 def _parse(var: str, raw: str, default: Any) -> Any:
     kind = type(default)
+    if issubclass(kind, StrEnum):
+        choices = [m.value for m in kind]
+        if raw.strip() not in choices:
+            raise ConfigError(
+                f"{var}={raw!r} is not one of {choices}; unset it to use {default.value!r}"
+            )
+        return kind(raw.strip())
     if kind is bool:
         value = raw.strip().lower()
         if value not in ("true", "false", "1", "0", "yes", "no"):

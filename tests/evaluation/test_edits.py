@@ -9,12 +9,13 @@ from evaluation.edits import (
     substitute,
     truncate_head,
 )
-from tests.texts import PRODUCT_PAGE
+from tests.support.texts import PRODUCT_PAGE
 from worker.text.normalize import normalize
 
 VOCAB = ["apple", "river", "stone", "cloud"]
-ZH = ("今年的春茶在清明节前陆续上市。茶叶市场的交易明显比去年活跃！"
-      "多位茶农表示新茶的采摘时间提前了。")
+ZH = (
+    "今年的春茶在清明节前陆续上市。茶叶市场的交易明显比去年活跃！多位茶农表示新茶的采摘时间提前了。"
+)
 
 
 def test_cosmetic_changes_leave_the_normalised_text_alone() -> None:
@@ -26,8 +27,11 @@ def test_cosmetic_changes_leave_the_normalised_text_alone() -> None:
 
 def test_substitution_counts_words_and_keeps_the_spacing() -> None:
     words = PRODUCT_PAGE.split()
-    for fraction, expected in ((None, 1), (0.01, round(len(words) * 0.01)),
-                               (0.05, round(len(words) * 0.05))):
+    for fraction, expected in (
+        (None, 1),
+        (0.01, round(len(words) * 0.01)),
+        (0.05, round(len(words) * 0.05)),
+    ):
         edited = substitute(PRODUCT_PAGE, fraction, random.Random(1), VOCAB)
         assert edited.count("\n") == PRODUCT_PAGE.count("\n")
         assert sum(a != b for a, b in zip(words, edited.split(), strict=True)) == expected
@@ -44,17 +48,20 @@ def test_sentence_edits() -> None:
     parts = sentences(PRODUCT_PAGE)
     assert len(parts) > 10
     promoted = insert_promotion(PRODUCT_PAGE, rng, "en")
-    assert "Subscribe today" in promoted and len(sentences(promoted)) == len(parts) + 1
+    assert "Subscribe today" in promoted
+    assert len(sentences(promoted)) == len(parts) + 1
     shorter = sentences(delete_run(PRODUCT_PAGE, rng, "en"))
-    assert parts[0] == shorter[0] and parts[-1] == shorter[-1] and len(shorter) < len(parts)
+    assert parts[0] == shorter[0]
+    assert parts[-1] == shorter[-1]
+    assert len(shorter) < len(parts)
     assert len(sentences(ZH)) == 3
     assert len(sentences(delete_run(ZH, rng, "zh"))) == 2
 
 
 def test_truncation_drops_the_first_tenth() -> None:
     words = PRODUCT_PAGE.split()
-    assert truncate_head(PRODUCT_PAGE).split() == words[round(len(words) * 0.1):]
-    assert truncate_head(ZH) == ZH[round(len(ZH) * 0.1):]
+    assert truncate_head(PRODUCT_PAGE).split() == words[round(len(words) * 0.1) :]
+    assert truncate_head(ZH) == ZH[round(len(ZH) * 0.1) :]
 
 
 def test_every_edit_type_changes_the_text_and_is_seeded() -> None:

@@ -3,15 +3,20 @@
 import pytest
 
 from evaluation.datasets import Item
-from evaluation.methods import Detector, MinHashLSH, Ours, SimhashLibrary
-from tests.texts import PRODUCT_PAGE, RECIPE
+from evaluation.methods import DedupWorkerDetector, Detector, MinHashLSH, SimhashLibrary
+from tests.support.texts import PRODUCT_PAGE, RECIPE
 
-STREAM = [Item("page", PRODUCT_PAGE, frozenset(), "original"),
-          Item("recipe", RECIPE, frozenset(), "original"),
-          Item("copy", PRODUCT_PAGE.replace("Portland", "Denver"), frozenset({"page"}), "copy")]
+STREAM = [
+    Item("page", PRODUCT_PAGE, frozenset(), "original"),
+    Item("recipe", RECIPE, frozenset(), "original"),
+    Item("copy", PRODUCT_PAGE.replace("Portland", "Denver"), frozenset({"page"}), "copy"),
+]
 
 
-@pytest.mark.parametrize("detector", [Ours(), MinHashLSH(0.5), MinHashLSH(0.8),
-                                      SimhashLibrary()], ids=lambda d: d.name)
+@pytest.mark.parametrize(
+    "detector",
+    [DedupWorkerDetector(), MinHashLSH(0.5), MinHashLSH(0.8), SimhashLibrary()],
+    ids=lambda d: d.name,
+)
 def test_detector_finds_the_copy_only(detector: Detector) -> None:
     assert detector.run(STREAM, "en") == [None, None, "page"]

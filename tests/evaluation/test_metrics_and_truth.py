@@ -14,7 +14,8 @@ def test_jaccard_matrix_is_exact() -> None:
         for j in range(3):
             expected = len(sets[i] & sets[j]) / len(sets[i] | sets[j])
             assert sim[i, j] == pytest.approx(expected)
-    assert sim[0, 1] == pytest.approx(2 / 4) and sim[0, 2] == 0
+    assert sim[0, 1] == pytest.approx(2 / 4)
+    assert sim[0, 2] == 0
 
 
 def test_chinese_truth_uses_character_trigrams() -> None:
@@ -23,14 +24,21 @@ def test_chinese_truth_uses_character_trigrams() -> None:
 
 
 def test_scores() -> None:
-    items = [Item("a", "t", frozenset(), "original"), Item("b", "t", frozenset({"a"}), "copy"),
-             Item("c", "t", frozenset({"a"}), "copy"), Item("d", "t", frozenset(), "other"),
-             Item("e", "t", None, "unscored")]
+    items = [
+        Item("a", "t", frozenset(), "original"),
+        Item("b", "t", frozenset({"a"}), "copy"),
+        Item("c", "t", frozenset({"a"}), "copy"),
+        Item("d", "t", frozenset(), "other"),
+        Item("e", "t", None, "unscored"),
+    ]
     result = score(items, [None, "a", None, "a", "a"]).overall
     assert (result.tp, result.fp, result.fn, result.tn) == (1, 1, 1, 1)
-    assert result.precision == 0.5 and result.recall == 0.5 and result.f1 == 0.5
+    assert result.precision == 0.5
+    assert result.recall == 0.5
+    assert result.f1 == 0.5
     wrong = Score()
     wrong.add(frozenset({"a"}), "z")
-    assert wrong.tp == 1 and wrong.wrong_original == 1
+    assert wrong.tp == 1
+    assert wrong.wrong_original == 1
     nothing = Score()  # nothing to find and nothing flagged: no error made
     assert nothing.precision == nothing.recall == nothing.f1 == 1.0

@@ -9,7 +9,7 @@ import pytest
 
 from worker.index import Index, MemoryIndex
 from worker.index.redis import RedisIndex
-from worker.index.redis.index import Client, connect
+from worker.index.redis.client import Client, connect
 from worker.layout.tables import Layout, pigeonhole
 
 MakeIndex = Callable[..., Index]
@@ -19,7 +19,14 @@ def _layout(layout: int | Layout) -> Layout:
     return layout if isinstance(layout, Layout) else pigeonhole(layout)
 
 
-@pytest.fixture(params=["memory", "redis", "redis-no-mirror", "cluster"])
+@pytest.fixture(
+    params=[
+        "memory",
+        pytest.param("redis", marks=pytest.mark.services),
+        pytest.param("redis-no-cache", marks=pytest.mark.services),
+        pytest.param("cluster", marks=pytest.mark.services),
+    ]
+)
 async def make_index(request: pytest.FixtureRequest) -> AsyncIterator[MakeIndex]:
     """Builds indexes of one kind; the contract tests run once against each kind (the Redis
     index on one Redis, with and without the worker's copy of the buckets, and on a 3-node
@@ -28,7 +35,8 @@ async def make_index(request: pytest.FixtureRequest) -> AsyncIterator[MakeIndex]
     if request.param == "memory":
         ticks = itertools.count()  # real time (expiry tests wait), never the same ms twice
         yield lambda layout=3, **kw: MemoryIndex(
-            _layout(layout), clock_ms=lambda: int(time.time() * 1000) + next(ticks), **kw)
+            _layout(layout), clock_ms=lambda: int(time.time() * 1000) + next(ticks), **kw
+        )
         return
     client: Client
     if request.param == "cluster":
@@ -37,7 +45,8 @@ async def make_index(request: pytest.FixtureRequest) -> AsyncIterator[MakeIndex]
         client = connect(request.getfixturevalue("redis_url"))
         await client.flushdb()
     namespace = uuid.uuid4().hex[:8]  # a fresh index: nothing else to wipe
-    mirror = request.param != "redis-no-mirror"
-    yield lambda layout=3, **kw: RedisIndex(client, namespace, _layout(layout), mirror=mirror,
-                                            **kw)
+    cache = request.param != "redis-no-cache"
+    yield lambda layout=3, **kw: RedisIndex(
+        client, namespace, _layout(layout), bucket_cache=cache, **kw
+    )
     await client.aclose()

@@ -6,41 +6,21 @@ import asyncio
 import random
 
 import pytest
-import xxhash
 
 from tests.index.conftest import MakeIndex
-from worker.index import Index
+from tests.support.factories import BASE, flip, one, probe
 from worker.layout.tables import Layout, blocks, multi_index, pigeonhole, sampled
-from worker.model import Kind, Probe, Verdict
+from worker.model import Kind, Probe
 
 
-def probe(id: str, fp: int | None, content: str | None = None) -> Probe:
-    """A probe whose content hash comes from `content` (default: unique to the id)."""
-    digest = xxhash.xxh3_128_digest((content if content is not None else f"text of {id}").encode())
-    return Probe(id, digest, fp)
-
-
-def flip(fp: int, bits: list[int]) -> int:
-    for b in bits:
-        fp ^= 1 << b
-    return fp
-
-
-async def one(index: Index, p: Probe) -> Verdict:
-    [outcome] = await index.check_and_insert([p])
-    assert isinstance(outcome, Verdict)
-    return outcome
-
-
-BASE = 0xF0E1D2C3B4A59687  # top bit set: fingerprints are unsigned
-
-
-async def test_first_is_unique_then_near_duplicate_with_its_distance(
-        make_index: MakeIndex) -> None:
+async def test_first_is_unique_then_near_duplicate_with_its_distance(make_index: MakeIndex) -> None:
     index = make_index()
     first = await one(index, probe("a", BASE))
-    assert first.kind is Kind.UNIQUE and first.duplicate_of is None and first.distance is None
-    assert first.fingerprint == BASE and not first.replayed
+    assert first.kind is Kind.UNIQUE
+    assert first.duplicate_of is None
+    assert first.distance is None
+    assert first.fingerprint == BASE
+    assert not first.replayed
     second = await one(index, probe("b", flip(BASE, [0, 40, 63])))
     assert second.kind is Kind.NEAR
     assert (second.duplicate_of, second.distance) == ("a", 3)
@@ -58,7 +38,11 @@ async def test_exact_content_is_an_exact_duplicate(make_index: MakeIndex) -> Non
     await one(index, probe("a", BASE, content="same"))
     v = await one(index, probe("b", BASE, content="same"))
     assert (v.kind, v.duplicate_of, v.distance, v.duplicate_of_fingerprint) == (
-        Kind.EXACT, "a", 0, BASE)
+        Kind.EXACT,
+        "a",
+        0,
+        BASE,
+    )
 
 
 async def test_exact_matching_works_without_fingerprints(make_index: MakeIndex) -> None:
@@ -66,7 +50,11 @@ async def test_exact_matching_works_without_fingerprints(make_index: MakeIndex) 
     assert (await one(index, probe("a", None, content="short"))).kind is Kind.UNIQUE
     v = await one(index, probe("b", None, content="short"))
     assert (v.kind, v.duplicate_of, v.fingerprint, v.duplicate_of_fingerprint) == (
-        Kind.EXACT, "a", None, None)
+        Kind.EXACT,
+        "a",
+        None,
+        None,
+    )
     assert (await one(index, probe("c", None, content="other"))).kind is Kind.UNIQUE
 
 
@@ -93,12 +81,24 @@ async def test_redelivery_gets_the_same_verdict_and_never_itself(make_index: Mak
     b = await one(index, probe("b", flip(BASE, [7])))
     again_a = await one(index, probe("a", BASE))
     again_b = await one(index, probe("b", flip(BASE, [7])))
-    assert again_a.replayed and again_b.replayed
-    assert again_a.kind is Kind.UNIQUE and again_a.duplicate_of is None
+    assert again_a.replayed
+    assert again_b.replayed
+    assert again_a.kind is Kind.UNIQUE
+    assert again_a.duplicate_of is None
     for first, again in ((a, again_a), (b, again_b)):
-        assert (again.kind, again.duplicate_of, again.distance, again.duplicate_of_fingerprint,
-                again.seen_at_ms) == (first.kind, first.duplicate_of, first.distance,
-                                      first.duplicate_of_fingerprint, first.seen_at_ms)
+        assert (
+            again.kind,
+            again.duplicate_of,
+            again.distance,
+            again.duplicate_of_fingerprint,
+            again.seen_at_ms,
+        ) == (
+            first.kind,
+            first.duplicate_of,
+            first.distance,
+            first.duplicate_of_fingerprint,
+            first.seen_at_ms,
+        )
 
 
 async def test_same_id_with_new_text_replaces_the_article(make_index: MakeIndex) -> None:
@@ -115,10 +115,12 @@ async def test_same_id_with_new_text_replaces_the_article(make_index: MakeIndex)
     assert (await one(index, probe("e", moved, content="e"))).duplicate_of == "a"
 
 
-@pytest.mark.parametrize("layout", [pigeonhole(3), multi_index(7, 3), blocks(4, 7),
-                                    sampled(5, 6, 12)], ids=Layout.name)
+@pytest.mark.parametrize(
+    "layout", [pigeonhole(3), multi_index(7, 3), blocks(4, 7), sampled(5, 6, 12)], ids=Layout.name
+)
 async def test_forget_removes_an_article_from_every_table(
-        make_index: MakeIndex, layout: Layout) -> None:
+    make_index: MakeIndex, layout: Layout
+) -> None:
     index = make_index(layout)
     await one(index, probe("a", BASE))
     await one(index, probe("far", ~BASE & (2**64 - 1)))
@@ -134,7 +136,8 @@ async def test_forget_removes_an_article_from_every_table(
 
 
 async def test_duplicates_are_not_indexed_so_alerts_point_at_originals(
-        make_index: MakeIndex) -> None:
+    make_index: MakeIndex,
+) -> None:
     index = make_index()
     await one(index, probe("a", BASE))
     b = await one(index, probe("b", flip(BASE, [1, 2])))
@@ -147,13 +150,21 @@ async def test_duplicates_are_not_indexed_so_alerts_point_at_originals(
 
 async def test_a_batch_is_decided_in_order(make_index: MakeIndex) -> None:
     index = make_index()
-    outcomes = await index.check_and_insert([
-        probe("a", BASE), probe("b", flip(BASE, [3])), probe("a", BASE),
-        probe("c", BASE, content="text of a"),
-    ])
-    kinds = [(o.kind, o.duplicate_of, o.replayed) for o in outcomes if isinstance(o, Verdict)]
-    assert kinds == [(Kind.UNIQUE, None, False), (Kind.NEAR, "a", False),
-                     (Kind.UNIQUE, None, True), (Kind.EXACT, "a", False)]
+    outcomes = await index.check_and_insert(
+        [
+            probe("a", BASE),
+            probe("b", flip(BASE, [3])),
+            probe("a", BASE),
+            probe("c", BASE, content="text of a"),
+        ]
+    )
+    kinds = [(o.kind, o.duplicate_of, o.replayed) for o in outcomes]
+    assert kinds == [
+        (Kind.UNIQUE, None, False),
+        (Kind.NEAR, "a", False),
+        (Kind.UNIQUE, None, True),
+        (Kind.EXACT, "a", False),
+    ]
     assert await index.check_and_insert([]) == []
 
 
@@ -183,12 +194,16 @@ async def test_unicode_ids(make_index: MakeIndex) -> None:
     assert v.duplicate_of == "新闻-ü-1"
 
 
-@pytest.mark.parametrize(("room", "expected"), [
-    (2, (Kind.UNIQUE, None, 2, 1)),  # the oldest is not compared; the bucket is hot
-    (3, (Kind.NEAR, "o0", 3, 0)),
-])
+@pytest.mark.parametrize(
+    ("room", "expected"),
+    [
+        (2, (Kind.UNIQUE, None, 2, 1)),  # the oldest is not compared; the bucket is hot
+        (3, (Kind.NEAR, "o0", 3, 0)),
+    ],
+)
 async def test_a_hot_bucket_is_read_in_part_newest_first(
-        make_index: MakeIndex, room: int, expected: tuple[Kind, str | None, int, int]) -> None:
+    make_index: MakeIndex, room: int, expected: tuple[Kind, str | None, int, int]
+) -> None:
     """Three originals share only their top band, and the bucket has room for `room`."""
     top = 0xABCD << 48
     olds = [top | 0x000000000000, top | 0xFFFFFFFFFFFF, top | 0x0F0F0F0F0F0F]
@@ -208,10 +223,12 @@ async def test_candidates_are_counted_and_zero_on_replay(make_index: MakeIndex) 
     assert (await one(index, probe("b", flip(BASE, [1])))).candidates == 0
 
 
-@pytest.mark.parametrize("layout", [multi_index(7, 3), multi_index(7, 4), blocks(4, 7)],
-                         ids=Layout.name)
+@pytest.mark.parametrize(
+    "layout", [multi_index(7, 3), multi_index(7, 4), blocks(4, 7)], ids=Layout.name
+)
 async def test_exact_layouts_find_copies_at_every_distance(
-        make_index: MakeIndex, layout: Layout) -> None:
+    make_index: MakeIndex, layout: Layout
+) -> None:
     index = make_index(layout)
     rng = random.Random(layout.spec())
     originals, copies = [], []
@@ -223,9 +240,11 @@ async def test_exact_layouts_find_copies_at_every_distance(
     await index.check_and_insert(originals)
     outcomes = await index.check_and_insert([c for c, _ in copies])
     for (copy, d), v in zip(copies, outcomes, strict=True):
-        assert isinstance(v, Verdict)
         assert (v.kind, v.duplicate_of, v.distance) == (
-            Kind.NEAR, copy.id.replace("copy", "orig"), d)
+            Kind.NEAR,
+            copy.id.replace("copy", "orig"),
+            d,
+        )
 
 
 async def test_expired_articles_stop_matching_and_are_swept(make_index: MakeIndex) -> None:
@@ -264,7 +283,8 @@ async def test_related_articles_are_originals_with_their_nearest(make_index: Mak
 
 
 async def test_a_candidate_must_also_pass_the_verification_fingerprint(
-        make_index: MakeIndex) -> None:
+    make_index: MakeIndex,
+) -> None:
     index = make_index(multi_index(8, 3), verify_threshold=4)
     other = 0x0123456789ABCDEF
 
@@ -290,5 +310,5 @@ async def test_a_crowded_bucket_still_gives_the_nearest(make_index: MakeIndex) -
     await index.check_and_insert([probe(f"o{i}", fp) for i, fp in enumerate(fps)])
     target = fps[345]
     [v] = await index.check_and_insert([probe("copy", flip(target, [3, 40]))])
-    assert isinstance(v, Verdict) and v.candidates >= 700
+    assert v.candidates >= 700
     assert (v.kind, v.duplicate_of, v.distance) == (Kind.NEAR, "o345", 2)

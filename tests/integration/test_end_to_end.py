@@ -9,33 +9,31 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import pytest
 import redis
 
-from tests.corpus import lee_articles
-from tests.integration.harness import (
-    Stack,
+from tests.support.corpus import lee_articles
+from tests.support.factories import article, search_fingerprint
+from tests.support.schemas import validate
+from tests.support.services import free_port
+from tests.support.tenant import (
+    Tenant,
     WorkerProcess,
     collect,
     http_get,
     produce,
     start_group,
 )
-from tests.schemas import validate
-from tests.services import free_port
+from worker import wiring
 from worker.text.fingerprint import Fingerprinter
 from worker.text.simhash import hamming
 
-pytestmark = pytest.mark.integration
 fingerprint = Fingerprinter()
 THRESHOLD = 3
 MAX_BYTES = 200_000
 
 
 def _fp(text: str) -> int:
-    value = fingerprint(text).simhash
-    assert value is not None
-    return value
+    return search_fingerprint(fingerprint, text)
 
 
 def originals(count: int) -> list[str]:
@@ -59,15 +57,11 @@ def one_word_edit(text: str, rng: random.Random, tag: str) -> tuple[str, int]:
     words = text.split()
     for _ in range(50):
         i = rng.randrange(len(words))
-        edited = " ".join([*words[:i], f"{tag}word", *words[i + 1:]])
+        edited = " ".join([*words[:i], f"{tag}word", *words[i + 1 :]])
         distance = hamming(_fp(text), _fp(edited))
         if distance <= THRESHOLD:
             return edited, distance
     raise AssertionError("no one-word edit within the threshold")
-
-
-def article(id: str, text: str) -> bytes:
-    return json.dumps({"id": id, "text": text, "source": "lee"}).encode()
 
 
 def malformed() -> list[tuple[bytes | None, str]]:
@@ -110,8 +104,12 @@ def plant_300() -> tuple[Planted, Planted]:
     """220 originals; then 40 one-word edits, 20 exact copies and 20 malformed messages."""
     rng = random.Random(2026)
     texts = originals(220)
-    first = Planted([(f"orig-{i}".encode(), article(f"orig-{i}", t), None)
-                     for i, t in enumerate(texts)], [f"orig-{i}" for i in range(220)], {}, [])
+    first = Planted(
+        [(f"orig-{i}".encode(), article(f"orig-{i}", t), None) for i, t in enumerate(texts)],
+        [f"orig-{i}" for i in range(220)],
+        {},
+        [],
+    )
     later = Planted([], [], {}, [])
     for n, i in enumerate(rng.sample(range(220), 60)):
         if n < 40:
@@ -132,26 +130,29 @@ def plant_300() -> tuple[Planted, Planted]:
 
 
 def _without_source(messages: list[dict[str, Any]]) -> list[str]:
-    return sorted(json.dumps({k: v for k, v in m.items() if k != "source"}, sort_keys=True)
-                  for m in messages)
+    return sorted(
+        json.dumps({k: v for k, v in m.items() if k != "source"}, sort_keys=True) for m in messages
+    )
 
 
 def test_300_articles_end_to_end_then_resent(
-        stack: Stack, start_worker: Callable[[Stack], WorkerProcess]) -> None:
+    tenant: Tenant, start_worker: Callable[[Tenant], WorkerProcess]
+) -> None:
     port = free_port()
-    stack.extra_env.update({"DEDUP_MAX_MESSAGE_BYTES": str(MAX_BYTES),
-                            "DEDUP_HTTP_PORT": str(port)})
+    tenant.extra_env.update(
+        {"DEDUP_MAX_MESSAGE_BYTES": str(MAX_BYTES), "DEDUP_HTTP_PORT": str(port)}
+    )
     first, later = plant_300()
-    worker = start_worker(stack)
+    worker = start_worker(tenant)
     worker.wait_ready()
-    topic = stack.settings.input_topic
+    topic = tenant.settings.input_topic
 
     # Originals first and wait for them: first seen wins, and across partitions "first" is
     # only defined by what the worker has already decided.
-    produce(stack.kafka, topic, first.messages)
-    collect(stack.kafka, stack.outputs, expected=220, quiet=0.5)
-    produce(stack.kafka, topic, later.messages)
-    out = collect(stack.kafka, stack.outputs, expected=300)
+    produce(tenant.kafka, topic, first.messages)
+    collect(tenant.kafka, tenant.outputs, expected=220, quiet=0.5)
+    produce(tenant.kafka, topic, later.messages)
+    out = collect(tenant.kafka, tenant.outputs, expected=300)
 
     unique, dups, dead = out.get("unique", []), out.get("duplicates", []), out.get("rejected", [])
     for name, messages in (("unique", unique), ("duplicate", dups), ("rejected", dead)):
@@ -164,14 +165,16 @@ def test_300_articles_end_to_end_then_resent(
     assert len(dups) == 60
     for m in dups:
         assert m["id"] != m["duplicate_of"]
-        assert hamming(int(m["fingerprint"], 16), int(m["duplicate_of_fingerprint"], 16)) \
+        assert (
+            hamming(int(m["fingerprint"], 16), int(m["duplicate_of_fingerprint"], 16))
             == m["distance"]
+        )
     assert sorted(m["reason"] for m in dead) == sorted(later.bad_reasons)
     assert all(m["detail"] for m in dead)
 
     # Redelivery: the same 300 messages again give the same verdicts, and no self-duplicates.
-    produce(stack.kafka, topic, first.messages + later.messages)
-    again = collect(stack.kafka, stack.outputs, expected=600)
+    produce(tenant.kafka, topic, first.messages + later.messages)
+    again = collect(tenant.kafka, tenant.outputs, expected=600)
     for name, before in (("unique", unique), ("duplicates", dups), ("rejected", dead)):
         after = again[name]
         assert len(after) == 2 * len(before)
@@ -189,12 +192,13 @@ def test_300_articles_end_to_end_then_resent(
 
 
 def test_two_workers_four_partitions_never_both_unique(
-        stack: Stack, start_worker: Callable[[Stack], WorkerProcess]) -> None:
+    tenant: Tenant, start_worker: Callable[[Tenant], WorkerProcess]
+) -> None:
     """200 near-duplicate pairs, the halves of each pair on different partitions, sent back to
     back while two worker processes share the partitions: exactly one of each pair is unique,
     and the other points at it."""
     rng = random.Random(7)
-    workers = start_group(start_worker, stack, 2)
+    workers = start_group(start_worker, tenant, 2)
 
     texts = originals(200)
     messages: list[tuple[bytes | None, bytes | None, int | None]] = []
@@ -204,111 +208,125 @@ def test_two_workers_four_partitions_never_both_unique(
         a_id, b_id = f"pair-{i}-a", f"pair-{i}-b"
         pa = i % 4
         pb = (pa + 1 + i % 3) % 4  # a different partition; which one varies
-        messages += [(a_id.encode(), article(a_id, text), pa),
-                     (b_id.encode(), article(b_id, copy), pb)]
+        messages += [
+            (a_id.encode(), article(a_id, text), pa),
+            (b_id.encode(), article(b_id, copy), pb),
+        ]
         pairs.append((a_id, b_id))
-    produce(stack.kafka, stack.settings.input_topic, messages)
-    out = collect(stack.kafka, stack.outputs, expected=400)
+    produce(tenant.kafka, tenant.settings.input_topic, messages)
+    out = collect(tenant.kafka, tenant.outputs, expected=400)
 
     verdict = {m["id"]: "unique" for m in out.get("unique", [])}
     verdict.update({m["id"]: m["duplicate_of"] for m in out.get("duplicates", [])})
-    assert len(verdict) == 400 and not out.get("rejected")
+    assert len(verdict) == 400
+    assert not out.get("rejected")
     for a_id, b_id in pairs:
         outcome = (verdict[a_id], verdict[b_id])
         assert outcome in (("unique", a_id), (b_id, "unique")), (a_id, b_id, outcome)
     assert all(w.proc.poll() is None for w in workers)
-    shares = [w.assigned(stack.settings.input_topic) for w in workers]
-    assert all(shares) and shares[0] != shares[1], f"both workers must hold partitions: {shares}"
+    shares = [w.assigned(tenant.settings.input_topic) for w in workers]
+    assert all(shares), f"both workers must hold partitions: {shares}"
+    assert shares[0] != shares[1], f"both workers must hold partitions: {shares}"
 
 
 def test_redis_index_holds_what_the_worker_decided(
-        stack: Stack, start_worker: Callable[[Stack], WorkerProcess]) -> None:
+    tenant: Tenant, start_worker: Callable[[Tenant], WorkerProcess]
+) -> None:
     """The worker writes its verdicts into the namespace's keys, and the layout record."""
-    worker = start_worker(stack)
+    worker = start_worker(tenant)
     worker.wait_ready()
     text = originals(1)[0]
-    produce(stack.kafka, stack.settings.input_topic, [(b"only", article("only", text), None)])
-    collect(stack.kafka, stack.outputs, expected=1, quiet=0.5)
-    client = redis.Redis.from_url(stack.redis_url)
-    meta = client.hgetall(f"dedup:{{{stack.name}}}:meta")
-    layout = stack.settings.index_layout()
-    assert meta[b"threshold"] == str(stack.settings.threshold).encode()
+    produce(tenant.kafka, tenant.settings.input_topic, [(b"only", article("only", text), None)])
+    collect(tenant.kafka, tenant.outputs, expected=1, quiet=0.5)
+    client = redis.Redis.from_url(tenant.redis_url)
+    meta = client.hgetall(f"dedup:{{{tenant.name}}}:meta")
+    layout = wiring.layout(tenant.settings)
+    assert meta[b"threshold"] == str(tenant.settings.threshold).encode()
     assert meta[b"tables"] == layout.spec().encode()
-    assert client.hexists(f"dedup:{{{stack.name}}}:docs", "only")
+    assert client.hexists(f"dedup:{{{tenant.name}}}:docs", "only")
     client.close()
 
 
 def test_a_worker_with_another_threshold_refuses_the_index(
-        stack: Stack, start_worker: Callable[[Stack], WorkerProcess]) -> None:
-    first = start_worker(stack)
+    tenant: Tenant, start_worker: Callable[[Tenant], WorkerProcess]
+) -> None:
+    first = start_worker(tenant)
     first.wait_ready()
-    stack.extra_env["DEDUP_THRESHOLD"] = "5"
-    other = start_worker(stack)
+    tenant.extra_env["DEDUP_THRESHOLD"] = "5"
+    other = start_worker(tenant)
     assert other.proc.wait(60) != 0
-    assert "was built with layout" in other.log() and "threshold" in other.log()
+    assert "was built with layout" in other.log()
+    assert "threshold" in other.log()
     assert "Traceback" not in other.log()
 
 
 def test_updates_and_tombstones_change_what_matches(
-        stack: Stack, start_worker: Callable[[Stack], WorkerProcess]) -> None:
+    tenant: Tenant, start_worker: Callable[[Tenant], WorkerProcess]
+) -> None:
     """An id re-sent with new text replaces the article; a tombstone withdraws one (a Kafka
     tombstone on the unique topic) so that a later copy of it is unique again. All on one
     partition: Kafka keeps the order only within a partition."""
-    worker = start_worker(stack)
+    worker = start_worker(tenant)
     worker.wait_ready()
     first, second, third = originals(3)
-    topic = stack.settings.input_topic
-    produce(stack.kafka, topic, [(b"a", article("a", first), 0),
-                                 (b"b", article("b", second), 0)])
-    collect(stack.kafka, stack.outputs, expected=2, quiet=0.5)
-    produce(stack.kafka, topic, [
-        (b"a", article("a", third), 0),  # a now holds the third text
-        (b"b", json.dumps({"id": "b", "op": "delete"}).encode(), 0),
-        (b"c", article("c", first), 0),  # a's old text: no longer indexed
-        (b"d", article("d", second), 0),  # b's text: b was deleted
-        (b"e", article("e", third), 0),  # a's new text
-        (b"x", json.dumps({"id": "nobody", "op": "delete"}).encode(), 0),
-    ])
-    out = collect(stack.kafka, stack.outputs, expected=8, quiet=1)
+    topic = tenant.settings.input_topic
+    produce(tenant.kafka, topic, [(b"a", article("a", first), 0), (b"b", article("b", second), 0)])
+    collect(tenant.kafka, tenant.outputs, expected=2, quiet=0.5)
+    produce(
+        tenant.kafka,
+        topic,
+        [
+            (b"a", article("a", third), 0),  # a now holds the third text
+            (b"b", json.dumps({"id": "b", "op": "delete"}).encode(), 0),
+            (b"c", article("c", first), 0),  # a's old text: no longer indexed
+            (b"d", article("d", second), 0),  # b's text: b was deleted
+            (b"e", article("e", third), 0),  # a's new text
+            (b"x", json.dumps({"id": "nobody", "op": "delete"}).encode(), 0),
+        ],
+    )
+    out = collect(tenant.kafka, tenant.outputs, expected=8, quiet=1)
     # (the output topics have partitions too: compare without order)
     assert sorted(m["id"] for m in out["unique"]) == ["a", "a", "b", "c", "d"]
     assert {m["article"]["text"] for m in out["unique"] if m["id"] == "a"} == {first, third}
     assert [(m["id"], m["kind"], m["duplicate_of"]) for m in out["duplicates"]] == [
-        ("e", "exact", "a")]
+        ("e", "exact", "a")
+    ]
     assert sorted(out["unique_tombstones"]) == ["b", "nobody"]
     for m in out["unique"]:
         validate("unique", m)
 
 
 def test_a_retention_window_expires_articles(
-        stack: Stack, start_worker: Callable[[Stack], WorkerProcess]) -> None:
+    tenant: Tenant, start_worker: Callable[[Tenant], WorkerProcess]
+) -> None:
     """With DEDUP_RETENTION_DAYS the worker's sweep removes old records, and a copy of an
     expired article is unique again."""
-    stack.extra_env["DEDUP_RETENTION_DAYS"] = str(2 / 86_400)  # two seconds
-    worker = start_worker(stack)
+    tenant.extra_env["DEDUP_RETENTION_DAYS"] = str(2 / 86_400)  # two seconds
+    worker = start_worker(tenant)
     worker.wait_ready()
     text = originals(1)[0]
-    produce(stack.kafka, stack.settings.input_topic, [(b"old", article("old", text), 0)])
-    collect(stack.kafka, stack.outputs, expected=1, quiet=0)
-    client = redis.Redis.from_url(stack.redis_url)
-    docs = f"dedup:{{{stack.name}}}:docs"
+    produce(tenant.kafka, tenant.settings.input_topic, [(b"old", article("old", text), 0)])
+    collect(tenant.kafka, tenant.outputs, expected=1, quiet=0)
+    client = redis.Redis.from_url(tenant.redis_url)
+    docs = f"dedup:{{{tenant.name}}}:docs"
     deadline = time.monotonic() + 30
     while client.hexists(docs, "old"):  # the sweep runs every second
         assert time.monotonic() < deadline, "the sweep did not remove the expired record"
         time.sleep(0.5)
-    produce(stack.kafka, stack.settings.input_topic, [(b"new", article("new", text), 0)])
-    out = collect(stack.kafka, stack.outputs, expected=2, quiet=0.5)
+    produce(tenant.kafka, tenant.settings.input_topic, [(b"new", article("new", text), 0)])
+    out = collect(tenant.kafka, tenant.outputs, expected=2, quiet=0.5)
     assert sorted(m["id"] for m in out["unique"]) == ["new", "old"]
     assert "duplicates" not in out
     client.close()
 
 
 def test_related_articles_are_unique_and_alerted(
-        stack: Stack, start_worker: Callable[[Stack], WorkerProcess]) -> None:
+    tenant: Tenant, start_worker: Callable[[Tenant], WorkerProcess]
+) -> None:
     """Threshold 0 and related threshold 15: an edited copy is an original, on the unique
     topic, and a `related` alert names the article it is close to."""
-    stack.extra_env.update({"DEDUP_THRESHOLD": "0", "DEDUP_RELATED_THRESHOLD": "15"})
-    worker = start_worker(stack)
+    tenant.extra_env.update({"DEDUP_THRESHOLD": "0", "DEDUP_RELATED_THRESHOLD": "15"})
+    worker = start_worker(tenant)
     worker.wait_ready()
     text = originals(1)[0]
     edited, distance = one_word_edit(text, random.Random(4), "rel")
@@ -317,13 +335,21 @@ def test_related_articles_are_unique_and_alerted(
         edited = " ".join(words[: len(words) // 2]) + " " + " ".join(words)
         distance = hamming(_fp(text), _fp(edited))
     assert 1 <= distance <= 15
-    produce(stack.kafka, stack.settings.input_topic, [(b"a", article("a", text), 0),
-                                                      (b"b", article("b", edited), 0)])
-    out = collect(stack.kafka, stack.outputs, expected=3, quiet=0.5)
+    produce(
+        tenant.kafka,
+        tenant.settings.input_topic,
+        [(b"a", article("a", text), 0), (b"b", article("b", edited), 0)],
+    )
+    out = collect(tenant.kafka, tenant.outputs, expected=3, quiet=0.5)
     assert sorted(m["id"] for m in out["unique"]) == ["a", "b"]
     [alert] = out["duplicates"]
     validate("duplicate", alert)
-    assert (alert["kind"], alert["id"], alert["duplicate_of"], alert["distance"],
-            alert["threshold"]) == ("related", "b", "a", distance, 15)
+    assert (
+        alert["kind"],
+        alert["id"],
+        alert["duplicate_of"],
+        alert["distance"],
+        alert["threshold"],
+    ) == ("related", "b", "a", distance, 15)
     [b] = [m for m in out["unique"] if m["id"] == "b"]
     assert (b["related_to"], b["distance"]) == ("a", distance)

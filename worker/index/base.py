@@ -1,23 +1,28 @@
-"""The contract every index keeps (the Redis index and the in-memory one)."""
+"""The contract every index keeps (the Redis index and the in-memory one), and the rule that
+picks an article's match, which both apply (the Redis index in its Lua script; the contract
+tests hold the two to the same answers)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from worker.layout.tables import Layout
 from worker.model import Probe, Verdict
+from worker.text.simhash import hamming
 
-DEFAULT_MAX_BUCKET_READ = 1000  # newest entries read per bucket; a bucket over it is "hot"
 
-
-def check_thresholds(layout: Layout, threshold: int | None) -> int:
-    """The duplicate threshold: at most the layout's (which is then the related threshold)."""
+def duplicate_threshold(layout: Layout, threshold: int | None) -> int:
+    """The duplicate threshold: at most the layout's (which is then the related threshold);
+    None: the layout's."""
     if threshold is None:
         return layout.threshold
     if not 0 <= threshold <= layout.threshold:
-        raise ValueError(f"threshold {threshold} must be 0..{layout.threshold}: the layout is "
-                         f"searched up to {layout.threshold} bits")
+        raise ValueError(
+            f"threshold {threshold} must be 0..{layout.threshold}: the layout is "
+            f"searched up to {layout.threshold} bits"
+        )
     return threshold
 
 
@@ -46,3 +51,43 @@ class Index(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Entry:
+    """An indexed original, as a candidate match."""
+
+    id: str
+    fingerprint: int
+    seq: int  # order of first sight in its index: 1 for the first original, then 2, ...
+    seen_ms: int = 0  # when it was first seen (for expiry)
+    verification: int | None = None
+
+
+def closest(
+    fingerprint: int,
+    candidates: Iterable[Entry],
+    threshold: int,
+    exclude_id: str,
+    verification: int | None = None,
+    verify_threshold: int = -1,
+) -> tuple[Entry, int] | None:
+    """The candidate nearest to `fingerprint` within `threshold` bits, and its distance.
+    With `verify_threshold` >= 0, only candidates whose verification fingerprint is within it
+    of `verification` count.
+
+    Ties go to the first seen (the lowest sequence number), so every index picks the same one.
+    An article is never its own match.
+    """
+    best: tuple[int, int, Entry] | None = None
+    for entry in candidates:
+        if entry.id == exclude_id:
+            continue
+        d = hamming(fingerprint, entry.fingerprint)
+        if verify_threshold >= 0 and (
+            hamming(verification or 0, entry.verification or 0) > verify_threshold
+        ):
+            continue
+        if d <= threshold and (best is None or (d, entry.seq) < best[:2]):
+            best = (d, entry.seq, entry)
+    return None if best is None else (best[2], best[0])

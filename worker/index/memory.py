@@ -8,17 +8,27 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from worker.index.base import DEFAULT_MAX_BUCKET_READ, check_thresholds
-from worker.layout.tables import Layout, neighbours, pigeonhole
-from worker.model import Entry, Kind, Probe, Verdict, closest
+from worker import defaults
+from worker.index.base import Entry, closest, duplicate_threshold
+from worker.layout.planner import default_layout
+from worker.layout.tables import Layout, neighbours
+from worker.model import Kind, Probe, Verdict
 
 
 class MemoryIndex:
-    def __init__(self, layout: Layout | None = None, *, threshold: int | None = None,
-                 verify_threshold: int = -1, max_bucket_read: int = DEFAULT_MAX_BUCKET_READ,
-                 retention_s: int = 0, clock_ms: Callable[[], int] | None = None) -> None:
-        self.layout = layout or pigeonhole(3)
-        self.threshold = check_thresholds(self.layout, threshold)
+    def __init__(
+        self,
+        layout: Layout | None = None,
+        *,
+        threshold: int | None = None,
+        verify_threshold: int = defaults.VERIFY_THRESHOLD,
+        max_bucket_read: int = defaults.MAX_BUCKET_READ,
+        retention_s: int = 0,
+        clock_ms: Callable[[], int] | None = None,
+    ) -> None:
+        """Arguments as for RedisIndex; `clock_ms` (default: the system's) stamps decisions."""
+        self.layout = layout or default_layout()
+        self.threshold = duplicate_threshold(self.layout, threshold)
         self.verify_threshold = verify_threshold
         self.max_bucket_read = max_bucket_read
         self.retention_s = retention_s
@@ -54,13 +64,13 @@ class MemoryIndex:
             return replace(known[1], replayed=True, candidates=0, hot_buckets=0, replaced=False)
         replaced = self._remove(probe.id)
         now = self._clock_ms()
-        verdict = replace(self._decide(probe, now), replaced=replaced)
+        verdict = replace(self._judge(probe, now), replaced=replaced)
         entry = None
         if verdict.kind in (Kind.UNIQUE, Kind.RELATED):
             self._exact[probe.content_hash] = probe.id
             if probe.fingerprint is not None:
                 self._seq += 1
-                entry = Entry(probe.id, probe.fingerprint, self._seq, now, probe.verify)
+                entry = Entry(probe.id, probe.fingerprint, self._seq, now, probe.verification)
                 for table, key in enumerate(self.layout.keys(probe.fingerprint)):
                     self._buckets[table, key].append(entry)
         self._records[probe.id] = (probe.content_hash, verdict, entry)
@@ -80,17 +90,21 @@ class MemoryIndex:
             del self._exact[content_hash]
         return True
 
-    def _decide(self, probe: Probe, now: int) -> Verdict:
+    def _judge(self, probe: Probe, now: int) -> Verdict:
         cutoff = self._cutoff_s(now)
         exact_id = self._exact.get(probe.content_hash)
-        if exact_id is not None and cutoff is not None and (
-                self._records[exact_id][1].seen_at_ms < cutoff * 1000):
+        if (
+            exact_id is not None
+            and cutoff is not None
+            and (self._records[exact_id][1].seen_at_ms < cutoff * 1000)
+        ):
             self._remove(exact_id)
             exact_id = None
         if exact_id is not None:
             original = self._records[exact_id][1]
-            return Verdict(probe.id, Kind.EXACT, probe.fingerprint, exact_id, 0,
-                           original.fingerprint, now)
+            return Verdict(
+                probe.id, Kind.EXACT, probe.fingerprint, exact_id, 0, original.fingerprint, now
+            )
         read: list[Entry] = []
         hot = 0
         if probe.fingerprint is not None and self.max_bucket_read > 0:
@@ -100,18 +114,39 @@ class MemoryIndex:
                     bucket = self._buckets.get((number, value), [])
                     if cutoff is not None:
                         bucket[:] = [e for e in bucket if e.seen_ms // 1000 >= cutoff]
-                    read += bucket[-self.max_bucket_read:]  # the newest, as Redis reads them
+                    read += bucket[-self.max_bucket_read :]  # the newest, as Redis reads them
                     hot += len(bucket) > self.max_bucket_read
-            verify_threshold = self.verify_threshold if probe.verify is not None else -1
-            match = closest(probe.fingerprint, read, self.layout.threshold, probe.id,
-                            probe.verify, verify_threshold)
+            verify_threshold = self.verify_threshold if probe.verification is not None else -1
+            match = closest(
+                probe.fingerprint,
+                read,
+                self.layout.threshold,
+                probe.id,
+                probe.verification,
+                verify_threshold,
+            )
             if match is not None:
                 entry, distance = match
                 kind = Kind.NEAR if distance <= self.threshold else Kind.RELATED
-                return Verdict(probe.id, kind, probe.fingerprint, entry.id, distance,
-                               entry.fingerprint, now, candidates=len(read), hot_buckets=hot)
-        return Verdict(probe.id, Kind.UNIQUE, probe.fingerprint, seen_at_ms=now,
-                       candidates=len(read), hot_buckets=hot)
+                return Verdict(
+                    probe.id,
+                    kind,
+                    probe.fingerprint,
+                    entry.id,
+                    distance,
+                    entry.fingerprint,
+                    now,
+                    candidates=len(read),
+                    hot_buckets=hot,
+                )
+        return Verdict(
+            probe.id,
+            Kind.UNIQUE,
+            probe.fingerprint,
+            seen_at_ms=now,
+            candidates=len(read),
+            hot_buckets=hot,
+        )
 
     async def close(self) -> None:
         return None

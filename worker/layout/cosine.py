@@ -29,7 +29,7 @@ class CosineFigures:
 def distance_distribution(cosine: float) -> list[float]:
     """P(Hamming distance = d) for d = 0..64."""
     differ = acos(cosine) / pi
-    return [comb(BITS, d) * differ ** d * (1 - differ) ** (BITS - d) for d in range(BITS + 1)]
+    return [comb(BITS, d) * differ**d * (1 - differ) ** (BITS - d) for d in range(BITS + 1)]
 
 
 def figures(cosine: float, layout: Layout) -> CosineFigures:
@@ -45,7 +45,7 @@ def figures(cosine: float, layout: Layout) -> CosineFigures:
         bit_agreement=agree,
         equal_bits=BITS * agree,
         differing_bits=BITS * (1 - agree),
-        exact_collision=agree ** BITS,
+        exact_collision=agree**BITS,
         within_threshold=sum(dist[: k + 1]),
         found=sum(p * layout.recall(d) for d, p in enumerate(dist[: k + 1])),
     )

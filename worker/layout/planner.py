@@ -12,18 +12,20 @@ these machines the worker and Redis share the CPUs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from math import ceil, comb, expm1, log
 
+from worker import defaults
 from worker.layout.tables import (
     MAX_KEY_BITS,
     Family,
     Layout,
     blocks,
+    contiguous_runs,
     multi_index,
-    parse,
+    parse_layout,
     pigeonhole,
     sampled,
-    split,
 )
 
 MAX_PROBES_PER_TABLE = 4096  # beyond this, probing alone costs more than any sane layout
@@ -71,26 +73,35 @@ class Estimate:
         return 1e6 / (self.server_us + self.worker_us)
 
 
-def estimate(layout: Layout, docs: int, max_bucket_read: int,
-             costs: Costs | None = None) -> Estimate:
+def estimate(
+    layout: Layout, docs: int, max_bucket_read: int, costs: Costs | None = None
+) -> Estimate:
     c = costs or Costs()
     candidates = 0.0
     key_count = 0.0
     hot = False
     for table in layout.tables:
-        space = 2.0 ** table.width
+        space = 2.0**table.width
         per_key = docs / space
         hot = hot or per_key > max_bucket_read
         candidates += table.probes * min(per_key, max_bucket_read)
         key_count += -space * expm1(-per_key)  # expected keys in use (balls into bins)
     tables = len(layout.tables)
     per_probe = candidates / layout.probes
-    memory = (c.article_bytes + tables * c.entry_bytes
-              + (key_count * c.key_bytes / docs if docs else 0.0))
-    server = (c.base_us + tables * c.per_table_us + layout.probes * c.per_probe_us
-              + candidates * c.per_candidate_us)
-    worker = (c.worker_base_us + layout.probes * c.worker_per_probe_us
-              + candidates * c.worker_per_candidate_us)
+    memory = (
+        c.article_bytes + tables * c.entry_bytes + (key_count * c.key_bytes / docs if docs else 0.0)
+    )
+    server = (
+        c.base_us
+        + tables * c.per_table_us
+        + layout.probes * c.per_probe_us
+        + candidates * c.per_candidate_us
+    )
+    worker = (
+        c.worker_base_us
+        + layout.probes * c.worker_per_probe_us
+        + candidates * c.worker_per_candidate_us
+    )
     return Estimate(layout, docs, per_probe, candidates, memory, server, worker, hot)
 
 
@@ -103,7 +114,7 @@ def layouts(threshold: int, recall: float = 1.0) -> list[Layout]:
         if max(t.probes for t in candidate.tables) <= MAX_PROBES_PER_TABLE:
             found.append(candidate)
     for count in range(threshold + 2, threshold + 10):
-        width = max(len(run) for run in split(count)) * (count - threshold)
+        width = max(len(run) for run in contiguous_runs(count)) * (count - threshold)
         if width <= MAX_KEY_BITS and comb(count, threshold) <= MAX_TABLES:
             found.append(blocks(threshold, count))
     if recall < 1.0:
@@ -131,8 +142,9 @@ class Plan:
     choice: Estimate
 
 
-def plan(threshold: int, docs: int, max_bucket_read: int, recall: float = 1.0,
-         costs: Costs | None = None) -> Plan:
+def plan(
+    threshold: int, docs: int, max_bucket_read: int, recall: float = 1.0, costs: Costs | None = None
+) -> Plan:
     """The fastest layout that reaches `recall` at every distance up to k, has no hot
     buckets at `docs` articles, and takes no more memory per article than the pigeonhole
     layout (when none qualifies: the pigeonhole layout)."""
@@ -140,13 +152,18 @@ def plan(threshold: int, docs: int, max_bucket_read: int, recall: float = 1.0,
         raise ValueError(f"recall must be in (0, 1], got {recall}")
     if docs < 1:
         raise ValueError(f"docs must be >= 1 (the expected index size), got {docs}")
-    estimates = sorted((estimate(layout, docs, max_bucket_read, costs)
-                        for layout in layouts(threshold, recall)),
-                       key=lambda e: (-e.articles_per_s, e.bytes_per_article))
+    estimates = sorted(
+        (estimate(layout, docs, max_bucket_read, costs) for layout in layouts(threshold, recall)),
+        key=lambda e: (-e.articles_per_s, e.bytes_per_article),
+    )
     baseline = next(e for e in estimates if e.layout.family is Family.PIGEONHOLE)
-    fit = [e for e in estimates
-           if not e.hot and e.bytes_per_article <= baseline.bytes_per_article
-           and min(e.layout.recall(d) for d in range(threshold + 1)) >= recall]
+    fit = [
+        e
+        for e in estimates
+        if not e.hot
+        and e.bytes_per_article <= baseline.bytes_per_article
+        and min(e.layout.recall(d) for d in range(threshold + 1)) >= recall
+    ]
     return Plan(estimates, fit[0] if fit else baseline)
 
 
@@ -154,26 +171,42 @@ def choose(threshold: int, name: str, docs: int, recall: float, max_bucket_read:
     """The layout named in settings, or with "auto" the planner's choice."""
     if name == "auto":
         return plan(threshold, docs, max_bucket_read, recall).choice.layout
-    return parse(name, threshold)
+    return parse_layout(name, threshold)
 
 
-def describe(p: Plan) -> list[str]:
+@cache
+def default_layout() -> Layout:
+    """The layout of the default settings: what an index built without one uses."""
+    return choose(
+        max(defaults.THRESHOLD, defaults.RELATED_THRESHOLD),
+        defaults.LAYOUT,
+        defaults.EXPECTED_DOCS,
+        defaults.RECALL,
+        defaults.MAX_BUCKET_READ,
+    )
+
+
+def plan_table(p: Plan) -> list[str]:
     """The plan as a text table, one line per layout, the chosen one marked with '*'."""
     first = p.estimates[0]
     k = first.layout.threshold
-    lines = [f"{'':2}{'layout':<44}{'tables':>7}{'key bits':>13}{'probes':>8}"
-             f"{'cand/probe':>11}{'cand/art':>10}{'B/article':>10}{'redis us':>9}"
-             f"{'worker us':>10}{'art/s':>8}  recall at 0..{k}"]
+    lines = [
+        f"{'':2}{'layout':<44}{'tables':>7}{'key bits':>13}{'probes':>8}"
+        f"{'cand/probe':>11}{'cand/art':>10}{'B/article':>10}{'redis us':>9}"
+        f"{'worker us':>10}{'art/s':>8}  recall at 0..{k}"
+    ]
     for e in p.estimates:
         widths = sorted({t.width for t in e.layout.tables}, reverse=True)
         recall = " ".join(_short(e.layout.recall(d)) for d in range(k + 1))
         mark = "*" if e is p.choice else " "
         hot = " HOT" if e.hot else ""
-        lines.append(f"{mark:2}{e.layout.name():<44}{e.tables:>7}"
-                     f"{','.join(map(str, widths)):>13}{e.probes:>8}"
-                     f"{e.candidates_per_probe:>11.2f}{e.candidates:>10,.0f}"
-                     f"{e.bytes_per_article:>10,.0f}{e.server_us:>9,.0f}"
-                     f"{e.worker_us:>10,.0f}{e.articles_per_s:>8,.0f}  {recall}{hot}")
+        lines.append(
+            f"{mark:2}{e.layout.name():<44}{e.tables:>7}"
+            f"{','.join(map(str, widths)):>13}{e.probes:>8}"
+            f"{e.candidates_per_probe:>11.2f}{e.candidates:>10,.0f}"
+            f"{e.bytes_per_article:>10,.0f}{e.server_us:>9,.0f}"
+            f"{e.worker_us:>10,.0f}{e.articles_per_s:>8,.0f}  {recall}{hot}"
+        )
     return lines
 
 

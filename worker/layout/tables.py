@@ -31,9 +31,9 @@ from math import comb
 
 import numpy as np
 
+from worker.defaults import MAX_THRESHOLD
 from worker.text.simhash import BITS
 
-MAX_THRESHOLD = 15
 MAX_KEY_BITS = 32  # Lua's bit library works on 32-bit integers
 
 
@@ -51,8 +51,7 @@ class Table:
 
     def __post_init__(self) -> None:
         if not 1 <= len(self.positions) <= MAX_KEY_BITS:
-            raise ValueError(f"a table key has 1..{MAX_KEY_BITS} bits, got "
-                             f"{len(self.positions)}")
+            raise ValueError(f"a table key has 1..{MAX_KEY_BITS} bits, got {len(self.positions)}")
         if not 0 <= self.radius <= len(self.positions):
             raise ValueError(f"radius must be 0..{len(self.positions)}, got {self.radius}")
 
@@ -162,8 +161,10 @@ def _substrings_recall(parts: list[tuple[int, int]], distance: int) -> float:
     missed = [1]  # missed[d]: ways to place d flips so that every substring so far is missed
     for width, radius in parts:
         ways = [comb(width, j) if j > radius else 0 for j in range(width + 1)]
-        missed = [sum(missed[i] * ways[d - i] for i in range(len(missed)) if 0 <= d - i <= width)
-                  for d in range(len(missed) + width)]
+        missed = [
+            sum(missed[i] * ways[d - i] for i in range(len(missed)) if 0 <= d - i <= width)
+            for d in range(len(missed) + width)
+        ]
     total = comb(BITS, distance)
     return 1 - (missed[distance] if distance < len(missed) else 0) / total
 
@@ -181,12 +182,13 @@ def _blocks_recall(blocks: tuple[int, ...], threshold: int, distance: int) -> fl
                     for j in range(1, width + 1):
                         grown[touched + 1][d + j] += count * comb(width, j)
         ways = grown
-    found = sum(row[distance] for t, row in enumerate(ways)
-                if t <= threshold and distance < len(row))
+    found = sum(
+        row[distance] for t, row in enumerate(ways) if t <= threshold and distance < len(row)
+    )
     return found / comb(BITS, distance)
 
 
-def split(parts: int) -> list[tuple[int, ...]]:
+def contiguous_runs(parts: int) -> list[tuple[int, ...]]:
     """64 bits cut into `parts` contiguous runs of positions, widest first."""
     base, extra = divmod(BITS, parts)
     top = BITS
@@ -206,7 +208,7 @@ def _check_threshold(threshold: int) -> None:
 def pigeonhole(threshold: int) -> Layout:
     """k+1 bands (at least 2: a key has at most 32 bits)."""
     _check_threshold(threshold)
-    tables = tuple(Table(run) for run in split(max(threshold + 1, 2)))
+    tables = tuple(Table(run) for run in contiguous_runs(max(threshold + 1, 2)))
     return Layout(Family.PIGEONHOLE, threshold, tables)
 
 
@@ -214,11 +216,15 @@ def multi_index(threshold: int, substrings: int) -> Layout:
     """`substrings` tables (2..k) whose radii add up so that sum(r_i + 1) = k + 1."""
     _check_threshold(threshold)
     if not 2 <= substrings <= threshold:
-        raise ValueError(f"multi-index needs 2..{threshold} substrings at threshold "
-                         f"{threshold}, got {substrings}; k+1 substrings is the pigeonhole "
-                         "layout")
+        raise ValueError(
+            f"multi-index needs 2..{threshold} substrings at threshold "
+            f"{threshold}, got {substrings}; k+1 substrings is the pigeonhole "
+            "layout"
+        )
     base, extra = divmod(threshold + 1, substrings)
-    tables = tuple(Table(run, base - 1 + (i < extra)) for i, run in enumerate(split(substrings)))
+    tables = tuple(
+        Table(run, base - 1 + (i < extra)) for i, run in enumerate(contiguous_runs(substrings))
+    )
     return Layout(Family.MULTI_INDEX, threshold, tables)
 
 
@@ -227,13 +233,17 @@ def blocks(threshold: int, count: int) -> Layout:
     _check_threshold(threshold)
     if count <= threshold + 1:
         raise ValueError(f"blocks needs more than k+1 = {threshold + 1} blocks, got {count}")
-    runs = split(count)
-    width = sum(len(r) for r in runs[:count - threshold])
+    runs = contiguous_runs(count)
+    width = sum(len(r) for r in runs[: count - threshold])
     if width > MAX_KEY_BITS:
-        raise ValueError(f"{count} blocks at threshold {threshold} key each table on {width} "
-                         f"bits, more than {MAX_KEY_BITS}; use more blocks")
-    tables = tuple(Table(tuple(itertools.chain.from_iterable(runs[i] for i in chosen)))
-                   for chosen in itertools.combinations(range(count), count - threshold))
+        raise ValueError(
+            f"{count} blocks at threshold {threshold} key each table on {width} "
+            f"bits, more than {MAX_KEY_BITS}; use more blocks"
+        )
+    tables = tuple(
+        Table(tuple(itertools.chain.from_iterable(runs[i] for i in chosen)))
+        for chosen in itertools.combinations(range(count), count - threshold)
+    )
     return Layout(Family.BLOCKS, threshold, tables, tuple(len(r) for r in runs))
 
 
@@ -244,12 +254,13 @@ def sampled(threshold: int, tables: int, bits: int) -> Layout:
     if not 1 <= tables <= 256:
         raise ValueError(f"sampled layouts have 1..256 tables, got {tables}")
     rng = random.Random(f"dedup-sampled:{tables}:{bits}")
-    drawn = tuple(Table(tuple(sorted(rng.sample(range(BITS), bits), reverse=True)))
-                  for _ in range(tables))
+    drawn = tuple(
+        Table(tuple(sorted(rng.sample(range(BITS), bits), reverse=True))) for _ in range(tables)
+    )
     return Layout(Family.SAMPLED, threshold, drawn)
 
 
-def parse(text: str, threshold: int) -> Layout:
+def parse_layout(text: str, threshold: int) -> Layout:
     """A layout named in settings: "pigeonhole", "multi-index:M", "blocks:B" or
     "sampled:LxR" (L tables of R bits)."""
     family, _, arg = text.strip().partition(":")
@@ -265,5 +276,6 @@ def parse(text: str, threshold: int) -> Layout:
             return sampled(threshold, int(tables), int(bits))
     except ValueError as exc:
         raise ValueError(f"layout {text!r}: {exc}") from None
-    raise ValueError(f"layout {text!r} is not one of: auto, pigeonhole, multi-index:M, "
-                     "blocks:B, sampled:LxR")
+    raise ValueError(
+        f"layout {text!r} is not one of: auto, pigeonhole, multi-index:M, blocks:B, sampled:LxR"
+    )

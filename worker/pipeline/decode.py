@@ -3,48 +3,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 import orjson
 
+from worker.model import Article, Deletion, Reason, Rejection
+
 SCHEMA_VERSION = 1
 MAX_ID_CHARS = 512
-
-
-class Reason(StrEnum):
-    """Why a message went to the dead-letter topic (the `reason` field)."""
-
-    EMPTY = "empty_message"
-    TOO_LARGE = "too_large"
-    INVALID_UTF8 = "invalid_utf8"
-    INVALID_JSON = "invalid_json"
-    NOT_AN_OBJECT = "not_an_object"
-    MISSING_FIELD = "missing_field"
-    WRONG_TYPE = "wrong_type"
-    INVALID_VALUE = "invalid_value"
-    UNSUPPORTED_VERSION = "unsupported_version"
-
-
-@dataclass(frozen=True)
-class Article:
-    id: str
-    text: str
-    raw: bytes  # the message as published: passed on to the unique topic byte for byte
-
-
-@dataclass(frozen=True)
-class Deletion:
-    """A tombstone: {"id": ..., "op": "delete"} removes the article from the index."""
-
-    id: str
-
-
-@dataclass(frozen=True)
-class Rejection:
-    reason: Reason
-    detail: str
 
 
 def decode_article(raw: bytes | None, max_bytes: int) -> Article | Deletion | Rejection:
@@ -53,9 +19,10 @@ def decode_article(raw: bytes | None, max_bytes: int) -> Article | Deletion | Re
     if not raw:
         return Rejection(Reason.EMPTY, "the message has no value; send a JSON article")
     if len(raw) > max_bytes:
-        return Rejection(Reason.TOO_LARGE,
-                         f"{len(raw)} bytes is over the limit of {max_bytes} "
-                         "(DEDUP_MAX_MESSAGE_BYTES)")
+        return Rejection(
+            Reason.TOO_LARGE,
+            f"{len(raw)} bytes is over the limit of {max_bytes} (DEDUP_MAX_MESSAGE_BYTES)",
+        )
     body = _parse(raw)
     if isinstance(body, Rejection):
         return body
@@ -84,16 +51,18 @@ def _reject_constant(name: str) -> Any:
 
 def article_from_object(body: Any, raw: bytes) -> Article | Deletion | Rejection:
     if not isinstance(body, dict):
-        return Rejection(Reason.NOT_AN_OBJECT,
-                         f"expected a JSON object, got {_json_type(body)}")
+        return Rejection(Reason.NOT_AN_OBJECT, f"expected a JSON object, got {_json_type(body)}")
     version = body.get("schema_version", SCHEMA_VERSION)
     if version != SCHEMA_VERSION or isinstance(version, bool):
-        return Rejection(Reason.UNSUPPORTED_VERSION,
-                         f"schema_version {version!r} is not supported; use {SCHEMA_VERSION}")
+        return Rejection(
+            Reason.UNSUPPORTED_VERSION,
+            f"schema_version {version!r} is not supported; use {SCHEMA_VERSION}",
+        )
     op = body.get("op", "upsert")
     if op not in ("upsert", "delete"):
-        return Rejection(Reason.INVALID_VALUE,
-                         f"'op' must be \"upsert\" (the default) or \"delete\", got {op!r}")
+        return Rejection(
+            Reason.INVALID_VALUE, f'\'op\' must be "upsert" (the default) or "delete", got {op!r}'
+        )
     fields = ("id",) if op == "delete" else ("id", "text")
     for field in fields:
         problem = _string_problem(body, field)
@@ -101,8 +70,9 @@ def article_from_object(body: Any, raw: bytes) -> Article | Deletion | Rejection
             return problem
     article_id = body["id"]
     if not article_id.strip() or len(article_id) > MAX_ID_CHARS:
-        return Rejection(Reason.INVALID_VALUE,
-                         f"'id' must be 1..{MAX_ID_CHARS} characters and not blank")
+        return Rejection(
+            Reason.INVALID_VALUE, f"'id' must be 1..{MAX_ID_CHARS} characters and not blank"
+        )
     if op == "delete":
         return Deletion(article_id)
     if not body["text"].strip():
@@ -114,11 +84,13 @@ def _string_problem(body: dict[str, Any], field: str) -> Rejection | None:
     if field not in body:
         return Rejection(Reason.MISSING_FIELD, f"the article has no {field!r} field")
     if not isinstance(body[field], str):
-        return Rejection(Reason.WRONG_TYPE,
-                         f"{field!r} must be a string, got {_json_type(body[field])}")
+        return Rejection(
+            Reason.WRONG_TYPE, f"{field!r} must be a string, got {_json_type(body[field])}"
+        )
     if not _is_utf8(body[field]):
-        return Rejection(Reason.INVALID_VALUE,
-                         f"{field!r} holds a lone UTF-16 surrogate escape; it is not text")
+        return Rejection(
+            Reason.INVALID_VALUE, f"{field!r} holds a lone UTF-16 surrogate escape; it is not text"
+        )
     return None
 
 

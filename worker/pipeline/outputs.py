@@ -11,9 +11,8 @@ from typing import Any
 
 import orjson
 
-from worker.model import Kind
-from worker.pipeline.decide import Accepted, Decision, Forgotten
-from worker.pipeline.decode import SCHEMA_VERSION, Rejection
+from worker.model import Accepted, Decision, Forgotten, Kind, Rejection
+from worker.pipeline.decode import SCHEMA_VERSION
 from worker.text.simhash import to_hex
 
 
@@ -33,8 +32,12 @@ class Source:
     timestamp_ms: int | None = None
 
     def as_json(self) -> dict[str, Any]:
-        return {"topic": self.topic, "partition": self.partition, "offset": self.offset,
-                "timestamp_ms": self.timestamp_ms}
+        return {
+            "topic": self.topic,
+            "partition": self.partition,
+            "offset": self.offset,
+            "timestamp_ms": self.timestamp_ms,
+        }
 
 
 @dataclass(frozen=True)
@@ -44,9 +47,16 @@ class Outgoing:
     value: bytes | None  # None: a Kafka tombstone
 
 
-def output_messages(decision: Decision, raw: bytes | None, key: bytes | None, source: Source,
-                    max_raw_bytes: int, *, threshold: int,
-                    related_threshold: int = 0) -> list[Outgoing]:
+def output_messages(
+    decision: Decision,
+    raw: bytes | None,
+    key: bytes | None,
+    source: Source,
+    max_raw_bytes: int,
+    *,
+    threshold: int,
+    related_threshold: int = 0,
+) -> list[Outgoing]:
     """The messages one decision produces, and the topics they go to: one, except for a
     related article, which is unique and also gets a `related` alert. A deletion produces a
     tombstone (null value, keyed by the id) on the unique topic: the article is withdrawn."""
@@ -58,8 +68,11 @@ def output_messages(decision: Decision, raw: bytes | None, key: bytes | None, so
     article_key = decision.article.id.encode("utf-8")
     kind = decision.verdict.kind
     if decision.verdict.is_duplicate:
-        return [Outgoing(Destination.DUPLICATES, article_key,
-                         encode(duplicate(decision, source, threshold)))]
+        return [
+            Outgoing(
+                Destination.DUPLICATES, article_key, encode(duplicate(decision, source, threshold))
+            )
+        ]
     out = [Outgoing(Destination.UNIQUE, article_key, unique(decision, source))]
     if kind is Kind.RELATED:
         alert = duplicate(decision, source, related_threshold)
@@ -83,8 +96,11 @@ def _unique_fields(decision: Accepted, source: Source) -> dict[str, Any]:
         "words": decision.fingerprint.words,
         "seen_at": iso_time(verdict.seen_at_ms),
         "source": source.as_json(),
-    } | ({"related_to": verdict.duplicate_of, "distance": verdict.distance}
-         if verdict.kind is Kind.RELATED else {})
+    } | (
+        {"related_to": verdict.duplicate_of, "distance": verdict.distance}
+        if verdict.kind is Kind.RELATED
+        else {}
+    )
 
 
 def duplicate(decision: Accepted, source: Source, threshold: int) -> dict[str, Any]:
@@ -103,8 +119,9 @@ def duplicate(decision: Accepted, source: Source, threshold: int) -> dict[str, A
     }
 
 
-def rejected(rejection: Rejection, raw: bytes | None, source: Source,
-             max_raw_bytes: int) -> dict[str, Any]:
+def rejected(
+    rejection: Rejection, raw: bytes | None, source: Source, max_raw_bytes: int
+) -> dict[str, Any]:
     """A dead letter. The raw value is kept (cut to max_raw_bytes; the source says where the
     whole message lies) as UTF-8 text when it is, else as base64."""
     raw = raw or b""
@@ -129,11 +146,19 @@ def rejected(rejection: Rejection, raw: bytes | None, source: Source,
 def scan_line(decision: Decision, line: int) -> dict[str, Any]:
     """One line of `dedup-worker scan` output."""
     if isinstance(decision, Rejection):
-        return {"line": line, "verdict": "rejected", "reason": decision.reason.value,
-                "detail": decision.detail}
+        return {
+            "line": line,
+            "verdict": "rejected",
+            "reason": decision.reason.value,
+            "detail": decision.detail,
+        }
     if isinstance(decision, Forgotten):
-        return {"line": line, "id": decision.id, "verdict": "deleted",
-                "was_indexed": decision.was_indexed}
+        return {
+            "line": line,
+            "id": decision.id,
+            "verdict": "deleted",
+            "was_indexed": decision.was_indexed,
+        }
     verdict = decision.verdict
     return {
         "line": line,

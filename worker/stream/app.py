@@ -1,9 +1,9 @@
-"""The faust stream app: glue between Kafka and the Decider. Thin on purpose.
+"""The faust stream app: glue between Kafka and the Pipeline. Thin on purpose.
 
 At-least-once: a batch's verdicts are produced and acknowledged by Kafka before its events are
-acked (worker/stream/outbox.py, which sends them while the next batch is decided), and faust commits
-only acked offsets. A redelivered message gets its first verdict again (the index keeps one
-record per id).
+acked (outbox.py, which sends them while the next batch is decided), and faust commits only
+acked offsets. A redelivered message gets its first verdict again (the index keeps one record
+per id).
 """
 
 from __future__ import annotations
@@ -18,14 +18,15 @@ from typing import Any, cast
 
 import faust
 
+from worker import wiring
 from worker.errors import IndexStoreError
-from worker.index.redis import RedisIndex
-from worker.index.redis.index import connect
-from worker.pipeline.decide import Decider, Decision
+from worker.model import Decision
 from worker.pipeline.outputs import Destination, Source, output_messages
+from worker.pipeline.pipeline import Pipeline
 from worker.settings import Settings
-from worker.stream.kafka import KafkaProbe, ssl_context
-from worker.stream.observability import Check, HealthServer, Metrics, TimedIndex
+from worker.stream.health import Health
+from worker.stream.kafka import ssl_context
+from worker.stream.metrics import Metrics, TimedIndex
 from worker.stream.outbox import Outbox
 
 log = logging.getLogger(__name__)
@@ -42,25 +43,26 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> faust.App:
     source = input_topic(app, settings)
     sinks = {
         Destination.UNIQUE: app.topic(settings.unique_topic, key_type=bytes, value_type=bytes),
-        Destination.DUPLICATES: app.topic(settings.duplicates_topic, key_type=bytes,
-                                          value_type=bytes),
-        Destination.REJECTED: app.topic(settings.rejected_topic, key_type=bytes,
-                                        value_type=bytes),
+        Destination.DUPLICATES: app.topic(
+            settings.duplicates_topic, key_type=bytes, value_type=bytes
+        ),
+        Destination.REJECTED: app.topic(settings.rejected_topic, key_type=bytes, value_type=bytes),
     }
 
     @app.agent(source, name="dedup")
     async def dedup(stream: faust.StreamT[bytes]) -> None:
         index = _index(settings, metrics)
-        decider = Decider.from_settings(settings, index)
+        pipeline = wiring.pipeline(settings, index)
         outbox = Outbox(stream)
         try:
             async for events in batches(stream, settings):
                 with metrics.batch_seconds.time():
                     values = [e.message.value for e in events]
-                    decisions = await _decide_with_retry(decider, values, metrics)
-                await outbox.put(events, partial(_publish, events, decisions, sinks, settings,
-                                                 metrics))
-                settle_gc()
+                    decisions = await _run_with_retry(pipeline, values, metrics)
+                await outbox.put(
+                    events, partial(_publish, events, decisions, sinks, settings, metrics)
+                )
+                freeze_gc_once()
             await outbox.flush()
         finally:
             outbox.abandon()
@@ -79,18 +81,27 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> faust.App:
         app.timer(SWEEP_INTERVAL_S)(sweep)
 
     if settings.http_port:
-        async def serve_health() -> None:
-            redis = connect(settings.redis_url, settings.redis_cluster)
-            checks: dict[str, Check] = {"redis": redis.ping, "kafka": KafkaProbe(settings)}
-            await HealthServer(metrics, checks, settings.http_port).start()
+        health = Health(settings, metrics)
+        app.task(health.start)  # once per worker process, at start
 
-        app.task(serve_health)  # once per worker process, at start
+        @app.on_before_shutdown.connect
+        async def stop_health(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
+            await health.stop()
 
     return app
 
 
+def run_worker(
+    settings: Settings, loop: asyncio.AbstractEventLoop, logging_config: dict[str, Any]
+) -> None:
+    """Run the worker in this process until it is stopped (SIGTERM, Ctrl-C)."""
+    faust.Worker(
+        create_app(settings), loglevel=settings.log_level, logging_config=logging_config, loop=loop
+    ).execute_from_commandline()
+
+
 def _index(settings: Settings, metrics: Metrics) -> TimedIndex:
-    return TimedIndex(RedisIndex.from_settings(settings), metrics)
+    return TimedIndex(wiring.redis_index(settings), metrics)
 
 
 def base_app(settings: Settings) -> faust.App:
@@ -118,42 +129,46 @@ def base_app(settings: Settings) -> faust.App:
 def _credentials(settings: Settings) -> faust.types.auth.CredentialsT | None:
     context = ssl_context(settings) if settings.kafka_uses_ssl else None
     if settings.kafka_uses_sasl:
-        return faust.SASLCredentials(username=settings.kafka_username,
-                                     password=settings.kafka_password,
-                                     mechanism=settings.kafka_sasl_mechanism,
-                                     ssl_context=context)
+        return faust.SASLCredentials(
+            username=settings.kafka_username,
+            password=settings.kafka_password,
+            mechanism=settings.kafka_sasl_mechanism,
+            ssl_context=context,
+        )
     return faust.SSLCredentials(context) if context is not None else None
 
 
 def input_topic(app: faust.App, settings: Settings) -> faust.TopicT:
-    return app.topic(settings.input_topic, key_type=bytes, value_type=bytes,
-                     partitions=settings.input_partitions)
+    return app.topic(
+        settings.input_topic, key_type=bytes, value_type=bytes, partitions=settings.input_partitions
+    )
 
 
 @cache  # later calls do nothing (gc.get_freeze_count() would walk every frozen object)
-def settle_gc() -> None:
+def freeze_gc_once() -> None:
     """After the first batch, move every object alive (the app, clients, tables: they live as
-    long as the process) out of the garbage collector's sight. Full collections re-scanned
-    them all, pausing the worker 60-100 ms a few times a minute (measured), which was most of
-    the p99 latency."""
+    long as the process) out of the garbage collector's sight: full collections re-scanned
+    them all, pausing the worker for tens of milliseconds (docs/performance.md)."""
     gc.collect()
     gc.freeze()
 
 
 def batches(stream: faust.StreamT[bytes], settings: Settings) -> AsyncIterator[Sequence[Any]]:
     """The stream's events in batches, not acked: Outbox acks them once their output is out."""
-    return cast(faust.Stream[bytes], stream).noack_take(settings.batch_size,
-                                                        within=settings.batch_wait_ms / 1000)
+    return cast(faust.Stream[bytes], stream).noack_take(
+        settings.batch_size, within=settings.batch_wait_ms / 1000
+    )
 
 
-async def _decide_with_retry(decider: Decider, values: Sequence[bytes | None],
-                             metrics: Metrics) -> list[Decision]:
+async def _run_with_retry(
+    pipeline: Pipeline, values: Sequence[bytes | None], metrics: Metrics
+) -> list[Decision]:
     """Wait out an unreachable or refusing index: the batch is retried, never skipped, and its
     offsets are not committed meanwhile. Retrying is safe: the index is idempotent per id."""
     delay = 0.1
     while True:
         try:
-            return await decider.decide(values)
+            return await pipeline.run(values)
         except IndexStoreError as exc:
             metrics.index_retries.inc()
             log.warning("index failed (%s); retrying the batch in %.1f s", exc, delay)
@@ -169,20 +184,35 @@ def _observe(metrics: Metrics, events: Sequence[Any], decisions: Sequence[Decisi
             metrics.latency.observe(max(0.0, now - event.message.timestamp))
 
 
-async def _publish(events: Sequence[Any], decisions: Sequence[Decision],
-                   sinks: dict[Destination, faust.TopicT], settings: Settings,
-                   metrics: Metrics) -> None:
+async def _publish(
+    events: Sequence[Any],
+    decisions: Sequence[Decision],
+    sinks: dict[Destination, faust.TopicT],
+    settings: Settings,
+    metrics: Metrics,
+) -> None:
     """Send every verdict and wait until Kafka has them all."""
     pending = []
     for event, decision in zip(events, decisions, strict=True):
         message = event.message
-        source = Source(message.topic, message.partition, message.offset,
-                        int(message.timestamp * 1000) if message.timestamp else None)
-        for out in output_messages(decision, message.value, message.key, source,
-                                   settings.max_message_bytes, threshold=settings.threshold,
-                                   related_threshold=settings.related_threshold):
+        source = Source(
+            message.topic,
+            message.partition,
+            message.offset,
+            int(message.timestamp * 1000) if message.timestamp else None,
+        )
+        for out in output_messages(
+            decision,
+            message.value,
+            message.key,
+            source,
+            settings.max_message_bytes,
+            threshold=settings.threshold,
+            related_threshold=settings.related_threshold,
+        ):
             # force=True: send now, not at commit time (faust's "attachments").
-            pending.append(await sinks[out.destination].send(key=out.key, value=out.value,
-                                                             force=True))
+            pending.append(
+                await sinks[out.destination].send(key=out.key, value=out.value, force=True)
+            )
     await asyncio.gather(*pending)
     _observe(metrics, events, decisions)

@@ -1,5 +1,5 @@
 """Kafka plumbing outside the stream app: client security options, a credentials check, topic
-creation, the producer and consumer of `publish` and `alerts`, and the readiness probe. Kafka
+creation, and the producer and consumer of `publish` and `alerts`. Kafka
 errors become KafkaUnavailable (retry may help) or KafkaRefused (it will not) here."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, TypeVar
 
-from aiokafka import AIOKafkaClient, AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.conn import create_conn
 from aiokafka.errors import (
@@ -30,28 +30,39 @@ from worker.settings import Settings
 log = logging.getLogger(__name__)
 TOPIC_ALREADY_EXISTS = 36  # Kafka protocol error code
 Client = TypeVar("Client", AIOKafkaProducer, AIOKafkaConsumer)
-_REFUSALS = (AuthenticationFailedError, AuthenticationMethodNotSupported,
-             SaslAuthenticationFailed, UnsupportedSaslMechanismError,
-             ClusterAuthorizationFailedError, TopicAuthorizationFailedError)
+_REFUSALS = (
+    AuthenticationFailedError,
+    AuthenticationMethodNotSupported,
+    SaslAuthenticationFailed,
+    UnsupportedSaslMechanismError,
+    ClusterAuthorizationFailedError,
+    TopicAuthorizationFailedError,
+)
 
 
 def _translate(exc: KafkaError, what: str) -> KafkaUnavailable | KafkaRefused:
     if isinstance(exc, _REFUSALS):
-        return KafkaRefused(f"{what}: Kafka refused the credentials or rights "
-                            f"(DEDUP_KAFKA_USERNAME / DEDUP_KAFKA_PASSWORD / ACLs): {exc!r}")
+        return KafkaRefused(
+            f"{what}: Kafka refused the credentials or rights "
+            f"(DEDUP_KAFKA_USERNAME / DEDUP_KAFKA_PASSWORD / ACLs): {exc!r}"
+        )
     return KafkaUnavailable(f"{what}: {exc!r}")
 
 
 def client_options(settings: Settings) -> dict[str, Any]:
     """Security options for any aiokafka client (admin, producer, consumer)."""
-    options: dict[str, Any] = {"bootstrap_servers": settings.kafka_bootstrap,
-                               "security_protocol": settings.kafka_security_protocol}
+    options: dict[str, Any] = {
+        "bootstrap_servers": settings.kafka_bootstrap,
+        "security_protocol": settings.kafka_security_protocol,
+    }
     if settings.kafka_uses_ssl:
         options["ssl_context"] = ssl_context(settings)
     if settings.kafka_uses_sasl:
-        options.update(sasl_mechanism=settings.kafka_sasl_mechanism,
-                       sasl_plain_username=settings.kafka_username,
-                       sasl_plain_password=settings.kafka_password)
+        options.update(
+            sasl_mechanism=settings.kafka_sasl_mechanism,
+            sasl_plain_username=settings.kafka_username,
+            sasl_plain_password=settings.kafka_password,
+        )
     return options
 
 
@@ -80,12 +91,15 @@ async def check_credentials(settings: Settings) -> None:
 async def ensure_topics(settings: Settings) -> None:
     """Create the input and output topics if they do not exist yet (existing ones are kept)."""
     configs = {"max.message.bytes": str(settings.output_max_bytes)}
-    topics = [NewTopic(settings.input_topic, settings.input_partitions,
-                       settings.replication_factor)]
-    topics += [NewTopic(name, settings.input_partitions, settings.replication_factor,
-                        topic_configs=configs)
-               for name in (settings.unique_topic, settings.duplicates_topic,
-                            settings.rejected_topic)]
+    topics = [
+        NewTopic(settings.input_topic, settings.input_partitions, settings.replication_factor)
+    ]
+    topics += [
+        NewTopic(
+            name, settings.input_partitions, settings.replication_factor, topic_configs=configs
+        )
+        for name in (settings.unique_topic, settings.duplicates_topic, settings.rejected_topic)
+    ]
     admin = AIOKafkaAdminClient(**client_options(settings))
     try:
         await admin.start()
@@ -106,16 +120,25 @@ async def ensure_topics(settings: Settings) -> None:
 
 
 def producer(settings: Settings) -> AbstractAsyncContextManager[AIOKafkaProducer]:
-    client = AIOKafkaProducer(**client_options(settings), acks="all", linger_ms=5,
-                              max_request_size=settings.output_max_bytes)
+    client = AIOKafkaProducer(
+        **client_options(settings),
+        acks="all",
+        linger_ms=5,
+        max_request_size=settings.output_max_bytes,
+    )
     return _running(client, settings)
 
 
-def consumer(settings: Settings, topics: list[str],
-             from_beginning: bool) -> AbstractAsyncContextManager[AIOKafkaConsumer]:
-    client = AIOKafkaConsumer(*topics, **client_options(settings),
-                              group_id=None, enable_auto_commit=False,
-                              auto_offset_reset="earliest" if from_beginning else "latest")
+def consumer(
+    settings: Settings, topics: list[str], from_beginning: bool
+) -> AbstractAsyncContextManager[AIOKafkaConsumer]:
+    client = AIOKafkaConsumer(
+        *topics,
+        **client_options(settings),
+        group_id=None,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest" if from_beginning else "latest",
+    )
     return _running(client, settings)
 
 
@@ -131,22 +154,3 @@ async def _running(client: Client, settings: Settings) -> AsyncIterator[Client]:
         yield client
     finally:
         await client.stop()
-
-
-class KafkaProbe:
-    """A readiness check: one metadata request to the cluster (connects on first use)."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self._client: AIOKafkaClient | None = None
-
-    async def __call__(self) -> None:
-        if self._client is None:
-            client = AIOKafkaClient(**client_options(self.settings))
-            await client.bootstrap()
-            self._client = client
-        await self._client.fetch_all_metadata()
-
-    async def close(self) -> None:
-        if self._client is not None:
-            await self._client.close()

@@ -27,19 +27,19 @@ _PADDING = b" " * 16  # worker.text.xxh3 reads 8 bytes wide, from up to 8 before
 
 
 @dataclass(frozen=True)
-class BatchUnits:
+class FastUnits:
     content_hashes: list[bytes]  # xxh3_128 of each text's normalised form
     hashes: np.ndarray  # xxh3_64 of each unit, the texts' units one text after another
     counts: np.ndarray  # each text's number of units
     words: list[float]  # each text's length in words (a Han character counts as half)
 
 
-def batch_units(texts: Sequence[str]) -> BatchUnits:
+def fast_units(texts: Sequence[str]) -> FastUnits:
     folded = [folded_utf8(text) for text in texts]
     joined = b" ".join(folded)  # a space between texts: no unit runs from one into the next
     buffer = np.frombuffer(_PADDING + joined + _PADDING, dtype=np.uint8)
     if joined.isascii():  # one byte per character, and no Han
-        chars = buffer[len(_PADDING):-len(_PADDING)]
+        chars = buffer[len(_PADDING) : -len(_PADDING)]
         han = np.zeros(len(chars), dtype=bool)
         offsets = np.arange(len(chars) + 1) + len(_PADDING)
     else:
@@ -66,20 +66,23 @@ def batch_units(texts: Sequence[str]) -> BatchUnits:
     counts = np.bincount(text, minlength=len(texts))
     han_counts = np.bincount(text, weights=han[first].astype(np.float64), minlength=len(texts))
     # An int for a text without Han, as tokens.units gives (the "words" of messages)
-    words = [n - h + h / HAN_CHARS_PER_WORD if h else n
-             for n, h in zip(counts.tolist(), han_counts.tolist(), strict=True)]
+    words = [
+        n - h + h / HAN_CHARS_PER_WORD if h else n
+        for n, h in zip(counts.tolist(), han_counts.tolist(), strict=True)
+    ]
 
     lengths = ends - starts
     hashes = np.empty(len(starts), dtype=np.uint64)
     short = lengths <= MAX_LENGTH
     hashes[short] = xxh3_64(buffer, starts[short], lengths[short])
     for i in np.flatnonzero(~short).tolist():
-        hashes[i] = xxhash.xxh3_64_intdigest(buffer[starts[i]:ends[i]].tobytes())
-    return BatchUnits(_content_hashes(buffer, starts, ends, counts), hashes, counts, words)
+        hashes[i] = xxhash.xxh3_64_intdigest(buffer[starts[i] : ends[i]].tobytes())
+    return FastUnits(_content_hashes(buffer, starts, ends, counts), hashes, counts, words)
 
 
-def _content_hashes(buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray,
-                    counts: np.ndarray) -> list[bytes]:
+def _content_hashes(
+    buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray, counts: np.ndarray
+) -> list[bytes]:
     """xxh3_128 of each text's normalised form: its units' bytes, runs of spaces as one space
     (a unit boundary without a space, e.g. between Han characters, stays as it is)."""
     spaces = buffer == _SPACE
@@ -93,5 +96,7 @@ def _content_hashes(buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray,
         return [xxhash.xxh3_128_digest(b"")] * len(counts)
     begins = position[starts[first.clip(max=len(starts) - 1)]]
     stops = position[ends[last] - 1] + 1
-    return [xxhash.xxh3_128_digest(collapsed[b:e] if n else b"")
-            for b, e, n in zip(begins.tolist(), stops.tolist(), counts.tolist(), strict=True)]
+    return [
+        xxhash.xxh3_128_digest(collapsed[b:e] if n else b"")
+        for b, e, n in zip(begins.tolist(), stops.tolist(), counts.tolist(), strict=True)
+    ]

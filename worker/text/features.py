@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import cache
 from itertools import pairwise
 
@@ -17,6 +18,13 @@ HAN_CHAR = re.compile(f"[{_HAN}]")
 _RUN = re.compile(f"[{_HAN}]+|[^{_HAN}]+")  # within one whitespace-free token
 
 HAN_CHARS_PER_WORD = 2  # for length limits a Han character counts as half a word
+
+
+class ChineseUnits(StrEnum):
+    """The units of Han text: its characters, or jieba's words."""
+
+    CHARACTERS = "characters"
+    JIEBA = "jieba"
 
 
 @dataclass(frozen=True)
@@ -66,10 +74,10 @@ def tokenize(normalized: str, shingle_size: int = 3, chinese: str = "bigrams") -
     return Features(items, n_words + n_han / HAN_CHARS_PER_WORD)
 
 
-def units(tokens: list[str], chinese: str = "bigrams") -> Features:
+def units(tokens: list[str], chinese: ChineseUnits = ChineseUnits.CHARACTERS) -> Features:
     """The units, in order, of a normalised text given as its tokens
     (`normalize.normalized_tokens`): words of space-separated scripts; in Han runs single
-    characters (or jieba words with `chinese="jieba"`). Features for the words mode."""
+    characters (or jieba's words). The search fingerprint's features."""
     if all(map(str.isascii, tokens)):  # no Han: the tokens are the units
         return Features(tokens, len(tokens))
     out: list[str] = []
@@ -85,7 +93,7 @@ def units(tokens: list[str], chinese: str = "bigrams") -> Features:
                 n_words += 1
                 continue
             n_han += len(run)
-            if chinese == "jieba":
+            if chinese == ChineseUnits.JIEBA:
                 out += _jieba_cut()(run)
             else:
                 out += run

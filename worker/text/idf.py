@@ -19,10 +19,11 @@ from pathlib import Path
 import numpy as np
 import xxhash
 
+from worker import defaults
 from worker.errors import ConfigError
 from worker.text.features import HAN_CHAR
 
-DEFAULT_CAP = 5.0
+DEFAULT_CAP = defaults.IDF_CAP
 HEADER = "# dedup-worker idf v1"
 
 
@@ -87,17 +88,20 @@ class IdfTable:
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
-            raise ConfigError(f"cannot read the IDF table {path}: {exc}; build one with "
-                              "`dedup-worker idf build`") from None
+            raise ConfigError(
+                f"cannot read the IDF table {path}: {exc}; build one with `dedup-worker idf build`"
+            ) from None
         return cls.parse(text, str(path))
 
     @classmethod
     def parse(cls, text: str, name: str) -> IdfTable:
         head, _, body = text.partition("\n")
         if not head.startswith(HEADER):
-            raise ConfigError(f"{name} is not an IDF table (its first line should start with "
-                              f"{HEADER!r}); build one with `dedup-worker idf build`")
-        fields = dict(part.split("=", 1) for part in head[len(HEADER):].split())
+            raise ConfigError(
+                f"{name} is not an IDF table (its first line should start with "
+                f"{HEADER!r}); build one with `dedup-worker idf build`"
+            )
+        fields = dict(part.split("=", 1) for part in head[len(HEADER) :].split())
         weights = {}
         for number, line in enumerate(body.splitlines(), start=2):
             unit, sep, value = line.rpartition("\t")
@@ -116,15 +120,17 @@ class _HashedWeights:
 
     @classmethod
     def build(cls, weights: dict[str, float], cap: float) -> _HashedWeights:
-        hashes = np.array([xxhash.xxh3_64_intdigest(u.encode("utf-8")) for u in weights],
-                          dtype=np.uint64)
+        hashes = np.array(
+            [xxhash.xxh3_64_intdigest(u.encode("utf-8")) for u in weights], dtype=np.uint64
+        )
         values = np.array(list(weights.values()), dtype=np.float64)
         order = np.argsort(hashes)
         hashes, values = hashes[order], values[order]
         bits = min(20, max(8, len(hashes).bit_length() + 2))  # ~1/4 of buckets in use
         shift = np.uint64(64 - bits)
-        first = np.append(np.searchsorted(hashes, np.arange(1 << bits, dtype=np.uint64) << shift),
-                          len(hashes))
+        first = np.append(
+            np.searchsorted(hashes, np.arange(1 << bits, dtype=np.uint64) << shift), len(hashes)
+        )
         return cls(np.append(hashes, np.uint64(2**64 - 1)), np.append(values, cap), first, shift)
 
 

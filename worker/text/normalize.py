@@ -63,8 +63,9 @@ def ascii_table() -> bytes:
     table: upper case to lower, and what `_table()` maps to a space (it deletes no ASCII).
     NFKC leaves ASCII as it is and casefold is lower(): a much faster path."""
     table = _table()
-    return bytes(ord(table.get(ord(chr(code).lower())) or chr(code).lower())
-                 for code in range(128)).ljust(256, b" ")
+    return bytes(
+        ord(table.get(ord(chr(code).lower())) or chr(code).lower()) for code in range(128)
+    ).ljust(256, b" ")
 
 
 @cache

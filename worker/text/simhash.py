@@ -12,18 +12,19 @@ import numpy as np
 import xxhash
 
 BITS = 64
-MASK = (1 << BITS) - 1
 
 
 def simhash(features: Sequence[str], weights: Sequence[float] | None = None) -> int:
-    """SimHash of `features` (vectorised; equal to `simhash_reference`). Empty input gives 0."""
+    """SimHash of `features` (each feature's xxh3_64 hash votes, with its weight, default 1).
+    Empty input gives 0."""
     return simhash_of(feature_hashes(features), weights)
 
 
 def feature_hashes(features: Sequence[str]) -> np.ndarray:
     """xxh3_64 of each feature's UTF-8 bytes, as unsigned 64-bit integers."""
-    return np.fromiter(map(xxhash.xxh3_64_intdigest, map(str.encode, features)), dtype="<u8",
-                       count=len(features))
+    return np.fromiter(
+        map(xxhash.xxh3_64_intdigest, map(str.encode, features)), dtype="<u8", count=len(features)
+    )
 
 
 def shingle_hashes(unit_hashes: np.ndarray, size: int) -> np.ndarray:
@@ -34,8 +35,9 @@ def shingle_hashes(unit_hashes: np.ndarray, size: int) -> np.ndarray:
     return shingle_hashes_many(unit_hashes, np.array([len(unit_hashes)]), size)[0]
 
 
-def shingle_hashes_many(unit_hashes: np.ndarray, counts: np.ndarray, size: int
-                        ) -> tuple[np.ndarray, np.ndarray]:
+def shingle_hashes_many(
+    unit_hashes: np.ndarray, counts: np.ndarray, size: int
+) -> tuple[np.ndarray, np.ndarray]:
     """`shingle_hashes` of several texts in one pass: `unit_hashes` holds the texts' unit
     hashes one text after another, `counts[i]` of text i. Returns the shingle hashes laid out
     the same way, and their counts. (At one text's size numpy's cost per call, not per element,
@@ -66,7 +68,7 @@ ROTATION = 21  # bits by which each next unit of a shingle is rotated
 def _combine(hashes: np.ndarray, size: int, n: int) -> np.ndarray:
     combined = hashes[:n].copy()
     for i in range(1, size):
-        part = hashes[i:i + n]
+        part = hashes[i : i + n]
         r = (ROTATION * i) % BITS
         if r:
             combined ^= (part << np.uint64(r)) | (part >> np.uint64(BITS - r))
@@ -90,20 +92,23 @@ def _mix(x: np.ndarray) -> np.ndarray:
 def simhash_of(hashes: np.ndarray, weights: Sequence[float] | None = None) -> int:
     """SimHash of features given by their 64-bit hashes (see `simhash`)."""
     if weights is not None and len(weights) != len(hashes):
-        raise ValueError(f"got {len(weights)} weights for {len(hashes)} features; "
-                         "pass one per feature")
+        raise ValueError(
+            f"got {len(weights)} weights for {len(hashes)} features; pass one per feature"
+        )
     w = None if weights is None else np.asarray(weights, dtype=np.float64)
     return simhashes(np.asarray(hashes, dtype="<u8"), np.array([len(hashes)]), w)[0]
 
 
 # Row v: the bits of byte value v, least significant first.
-_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1,
-                           bitorder="little").astype(np.float64)
+_BYTE_BITS = np.unpackbits(
+    np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little"
+).astype(np.float64)
 _BYTE_SLOTS = np.arange(8, dtype=np.intp) * 256
 
 
-def simhashes(hashes: np.ndarray, counts: np.ndarray, weights: np.ndarray | None = None
-              ) -> list[int]:
+def simhashes(
+    hashes: np.ndarray, counts: np.ndarray, weights: np.ndarray | None = None
+) -> list[int]:
     """SimHash of several groups of features in one pass: `hashes` holds the groups' feature
     hashes one group after another, `counts[i]` of group i; `weights` (default 1 each) is laid
     out like `hashes`.
@@ -115,8 +120,9 @@ def simhashes(hashes: np.ndarray, counts: np.ndarray, weights: np.ndarray | None
     if k == 0:
         return []
     # cells[i, p]: the tally slot of feature i's byte p (group, place, byte value)
-    cells = np.repeat(np.arange(k, dtype=np.intp)[:, None] * (8 * 256) + _BYTE_SLOTS, counts,
-                      axis=0)
+    cells = np.repeat(
+        np.arange(k, dtype=np.intp)[:, None] * (8 * 256) + _BYTE_SLOTS, counts, axis=0
+    )
     cells += np.ascontiguousarray(hashes, dtype="<u8").view(np.uint8).reshape(-1, 8)
     totals: np.ndarray = np.asarray(counts, dtype=np.float64)  # the weight of each group
     w = None
@@ -126,20 +132,10 @@ def simhashes(hashes: np.ndarray, counts: np.ndarray, weights: np.ndarray | None
     tally = np.bincount(cells.ravel(), weights=w, minlength=k * 8 * 256)
     votes = (tally.reshape(k * 8, 256) @ _BYTE_BITS).reshape(k, BITS)  # sum of w where bit set
     positive = 2 * votes > totals[:, None]  # +w over set bits, -w over clear bits > 0
-    fingerprints: list[int] = (np.packbits(positive, axis=1, bitorder="little")
-                               .view("<u8")[:, 0].tolist())
+    fingerprints: list[int] = (
+        np.packbits(positive, axis=1, bitorder="little").view("<u8")[:, 0].tolist()
+    )
     return fingerprints
-
-
-def simhash_reference(features: Sequence[str], weights: Sequence[float] | None = None) -> int:
-    """The plain bit-by-bit definition, kept as the oracle that `simhash` is tested against."""
-    votes = [0.0] * BITS
-    for i, feature in enumerate(features):
-        h = xxhash.xxh3_64_intdigest(feature.encode("utf-8"))
-        w = 1.0 if weights is None else weights[i]
-        for j in range(BITS):
-            votes[j] += w if (h >> j) & 1 else -w
-    return sum(1 << j for j in range(BITS) if votes[j] > 0)
 
 
 def hamming(a: int, b: int) -> int:
@@ -150,12 +146,6 @@ def hamming(a: int, b: int) -> int:
 def to_hex(fingerprint: int) -> str:
     """16 lower-case hex digits, as fingerprints are written in JSON."""
     return f"{fingerprint:016x}"
-
-
-def from_hex(text: str) -> int:
-    if len(text) != 16:
-        raise ValueError(f"a fingerprint is 16 hex digits, got {text!r}")
-    return int(text, 16)
 
 
 def to_bytes(fingerprint: int) -> bytes:

@@ -15,7 +15,8 @@ MAX_LENGTH = 16
 # The first 56 bytes of XXH3's default secret (kSecret), as the little-endian words read here.
 _SECRET = bytes.fromhex(
     "b8fe6c3923a44bbe7c01812cf721ad1cded46de9839097db7240a4a4b7b3671f"
-    "cb79e64eccc0e578825ad07dccff7221b8084674f743248e")
+    "cb79e64eccc0e578825ad07dccff7221b8084674f743248e"
+)
 _U32 = np.frombuffer(_SECRET[:8], dtype="<u4").astype(np.uint64)
 _U64 = np.frombuffer(_SECRET[8:56], dtype="<u8")  # secret + 8, + 16, ... + 48
 
@@ -62,7 +63,7 @@ def xxh3_64(buffer: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.n
 
 def _read64(buffer: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """The little-endian 64-bit word at each byte offset, from two aligned words."""
-    aligned = buffer[:len(buffer) // 8 * 8].view("<u8")
+    aligned = buffer[: len(buffer) // 8 * 8].view("<u8")
     index = offsets >> 3
     shift = ((offsets & 7) << 3).astype(np.uint64)
     # numpy shifts by 64 give 0, so an aligned offset takes nothing from the next word

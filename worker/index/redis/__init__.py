@@ -1,4 +1,6 @@
-"""The shared index in Redis (see worker/index/redis/index.py)."""
+"""The shared index in Redis: the index (index.py), its client (client.py), its Lua scripts
+(lua/, called through scripts.py), their storage format (format.py), its keys (keys.py), and
+the worker-side half of a check (addresses.py, bucket_cache.py, nearest.py)."""
 
 from worker.index.redis.index import RedisIndex
 

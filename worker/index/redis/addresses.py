@@ -23,21 +23,24 @@ from worker.layout.tables import Layout, Table, neighbours
 MAX_NAMED_WIDTH = 16  # tables up to this wide have all their names made once (65,536: ~5 MB)
 
 
-class ProbedBuckets:
-    def __init__(self, prefix: str, layout: Layout,
-                 encode: Callable[[str], bytes] = str.encode) -> None:
+class BucketAddresses:
+    def __init__(
+        self, prefix: str, layout: Layout, encode: Callable[[str], bytes] = str.encode
+    ) -> None:
         """A bucket's name is `prefix`, the table's number, ':', and the key in hex (as many
         digits as the table's width needs)."""
-        self._tables = [_TableNames(f"{prefix}{i}:", t, encode)
-                        for i, t in enumerate(layout.tables)]
+        self._tables = [
+            _TableNames(f"{prefix}{i}:", t, encode) for i, t in enumerate(layout.tables)
+        ]
         self.per_fingerprint = layout.probes
         widths = [t.width for t in layout.tables]
         # Each table's first bucket number, then the count of them all.
         self._first_slots = np.cumsum([0, *(1 << w for w in widths)])
         # How many bucket numbers there are; None when some table is too wide to number them
         # all in an array.
-        self.slot_count: int | None = (int(self._first_slots[-1])
-                                       if max(widths) <= MAX_NAMED_WIDTH else None)
+        self.slot_count: int | None = (
+            int(self._first_slots[-1]) if max(widths) <= MAX_NAMED_WIDTH else None
+        )
 
     def names(self, fingerprints: Sequence[int]) -> list[str]:
         """The probed buckets of each fingerprint, `per_fingerprint` names each, one
@@ -48,22 +51,31 @@ class ProbedBuckets:
         """The encoded names of each `group` fingerprints in a row (the last group may be
         shorter), joined: what `names` gives, encoded, in one bytes per group."""
         rows = self._probed(fingerprints, encoded=True)
-        return [b"".join(rows[start:start + group].ravel().tolist())
-                for start in range(0, len(rows), group)]
+        return [
+            b"".join(rows[start : start + group].ravel().tolist())
+            for start in range(0, len(rows), group)
+        ]
 
     def slots(self, fingerprints: Sequence[int]) -> np.ndarray:
         """The numbers of what `names` names: one row of `per_fingerprint` per fingerprint.
         Only with a `slot_count`."""
         values = np.array(fingerprints, dtype=np.uint64)
-        return np.concatenate([t.probed_keys(values).astype(np.intp) + int(first) for t, first
-                               in zip(self._tables, self._first_slots[:-1], strict=True)], axis=1)
+        return np.concatenate(
+            [
+                t.probed_keys(values).astype(np.intp) + int(first)
+                for t, first in zip(self._tables, self._first_slots[:-1], strict=True)
+            ],
+            axis=1,
+        )
 
     def own_slots(self, fingerprints: np.ndarray) -> list[np.ndarray]:
         """The number of the bucket each fingerprint is inserted into, in each table: one
         array per table. Only with a `slot_count`."""
         values = np.asarray(fingerprints, dtype=np.uint64)
-        return [t.table.keys(values).astype(np.intp) + int(first) for t, first
-                in zip(self._tables, self._first_slots[:-1], strict=True)]
+        return [
+            t.table.keys(values).astype(np.intp) + int(first)
+            for t, first in zip(self._tables, self._first_slots[:-1], strict=True)
+        ]
 
     def whole_table(self) -> list[str] | None:
         """Every bucket name of the narrowest table (every indexed entry is in each table), or
@@ -85,9 +97,11 @@ class _TableNames:
         self.digits = (table.width + 3) // 4
         # XOR one with a fingerprint's key to get a key it probes.
         self.flips = np.array(list(neighbours(0, table.width, table.radius)), dtype=np.uint64)
-        self.every_name = (np.array([self._name(key) for key in range(1 << table.width)],
-                                    dtype=object)
-                           if table.width <= MAX_NAMED_WIDTH else None)
+        self.every_name = (
+            np.array([self._name(key) for key in range(1 << table.width)], dtype=object)
+            if table.width <= MAX_NAMED_WIDTH
+            else None
+        )
 
     @cached_property
     def every_encoded(self) -> np.ndarray | None:
@@ -110,8 +124,9 @@ class _TableNames:
             names: np.ndarray = every[keys]
             return names
         make = (lambda key: self.encode(self._name(key))) if encoded else self._name
-        return np.array([[make(key) for key in row] for row in keys.tolist()],
-                        dtype=object).reshape(keys.shape)
+        return np.array(
+            [[make(key) for key in row] for row in keys.tolist()], dtype=object
+        ).reshape(keys.shape)
 
     def _name(self, key: int) -> str:
         return self.start + format(key, f"0{self.digits}x")

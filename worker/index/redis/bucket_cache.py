@@ -1,18 +1,16 @@
-"""A worker's copy of the index's bucket entries, so that checking a batch reads its buckets
-from memory instead of from Redis: the reads were ~45% of Redis's time per article and the
-largest part of the worker's index work (docs/performance.md). Pure: no Redis; RedisIndex
-keeps it in step through the ring of recent inserts (since.lua) and reloads it from the
-buckets of one table when it falls behind the ring.
+"""The worker's cache of the index's buckets, so that checking a batch reads its buckets
+from memory instead of from Redis (the reads were the largest part of Redis's time per
+article). Pure: no Redis; RedisIndex keeps it in step through the ring of recent inserts
+(since.lua) and reloads it from the buckets of one table when it falls behind the ring.
 
-The copy holds every entry with a sequence number up to `last`. Entries removed since
+The cache holds every entry with a sequence number up to `last`. Entries removed since
 (deletions, updates, expiry) may linger in it: the script checks that the nearest entry the
 worker found still exists, and searches Redis's buckets itself when not, so a stale entry costs
-time, never a wrong verdict. Memory: each entry once per table (24 bytes each; ~120 MB at 1M
-articles with the default five tables).
+time, never a wrong verdict. Memory: each entry once per table (docs/operations.md).
 
-Buckets are numbered (ProbedBuckets.slots) and kept in arrays indexed by those numbers, so that
-a batch's ~6,000 probed buckets are found with a few numpy operations rather than one Python
-step each (that was ~20 us per article, measured).
+Buckets are numbered (BucketAddresses.slots) and kept in arrays indexed by those numbers, so
+that a batch's thousands of probed buckets are found with a few numpy operations rather than
+one Python step each.
 """
 
 from __future__ import annotations
@@ -21,24 +19,27 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from worker.index.redis.addresses import ProbedBuckets
-from worker.index.redis.nearest import ENTRY, Gathered
+from worker.index.redis.addresses import BucketAddresses
+from worker.index.redis.format import ENTRY, ENTRY_BYTES
+from worker.index.redis.nearest import Gathered
 
 # Entries taken in per pass: a reload of 1M articles goes in passes, so that its temporary
 # arrays (~24 bytes per entry and table) stay small.
 _PASS = 100_000
 
 
-class Mirror:
-    def __init__(self, probed: ProbedBuckets) -> None:
-        if probed.slot_count is None:
-            raise ValueError("a copy of the buckets needs every table at most 16 bits wide; "
-                             "read the buckets from Redis instead (mirror=False)")
-        self._probed = probed
-        self._blobs = np.full(probed.slot_count, b"", dtype=object)  # each bucket's entries
-        self._sizes = np.zeros(probed.slot_count, dtype=np.int64)  # entries in each bucket
+class BucketCache:
+    def __init__(self, addresses: BucketAddresses) -> None:
+        if addresses.slot_count is None:
+            raise ValueError(
+                "a copy of the buckets needs every table at most 16 bits wide; "
+                "read the buckets from Redis instead (bucket_cache=False)"
+            )
+        self._addresses = addresses
+        self._blobs = np.full(addresses.slot_count, b"", dtype=object)  # each bucket's entries
+        self._sizes = np.zeros(addresses.slot_count, dtype=np.int64)  # entries in each bucket
         # The first-seen second of each bucket's first entry (where it has one): for expiry.
-        self._first_seen = np.zeros(probed.slot_count, dtype=np.int64)
+        self._first_seen = np.zeros(addresses.slot_count, dtype=np.int64)
         self.last = 0  # every entry up to this sequence number is here
 
     def add(self, entries: bytes, last: int) -> None:
@@ -49,24 +50,25 @@ class Mirror:
         live = table[table["seq"] != 0]
         live = live[np.argsort(live["seq"], kind="stable")]
         for start in range(0, len(live), _PASS):
-            self._add(live[start:start + _PASS])
+            self._add(live[start : start + _PASS])
         self.last = last
 
     def _add(self, live: np.ndarray) -> None:
         """Append entries (in first-seen order) to their bucket in every table: all tables in
         one pass (numpy's cost per call, not per entry, is most of a batch's)."""
-        slots = np.concatenate(self._probed.own_slots(live["fp"]))  # table after table
+        slots = np.concatenate(self._addresses.own_slots(live["fingerprint"]))  # table after table
         order = np.argsort(slots, kind="stable")  # by bucket, first seen first in each
         slots, grouped = slots[order], live[order % len(live)]
         starts = np.flatnonzero(np.diff(slots, prepend=-1))  # each bucket's first entry
         buckets = slots[starts]
         empty = self._sizes[buckets] == 0
-        self._first_seen[buckets[empty]] = grouped["seen"][starts[empty]]
+        self._first_seen[buckets[empty]] = grouped["seen_s"][starts[empty]]
         ends = np.append(starts[1:], len(slots))
         self._sizes[buckets] += ends - starts
-        block, size, blobs = grouped.tobytes(), ENTRY.itemsize, self._blobs
-        for slot, start, end in zip(buckets.tolist(), (starts * size).tolist(),
-                                    (ends * size).tolist(), strict=True):
+        block, size, blobs = grouped.tobytes(), ENTRY_BYTES, self._blobs
+        for slot, start, end in zip(
+            buckets.tolist(), (starts * size).tolist(), (ends * size).tolist(), strict=True
+        ):
             blobs[slot] += block[start:end]
 
     def reset(self, entries: bytes, last: int) -> None:
@@ -80,17 +82,18 @@ class Mirror:
         """The buckets' entries, as an MGET of their names would give them."""
         return [blob or None for blob in self._blobs[list(slots)].tolist()]
 
-    def read(self, fingerprints: Sequence[int], *, max_read: int,
-             cutoff_s: int | None = None) -> Gathered:
+    def read(
+        self, fingerprints: Sequence[int], *, max_read: int, cutoff_s: int | None = None
+    ) -> Gathered:
         """What nearest.gather gives for the buckets that `fingerprints` probe. The expired
         entries it reports are then dropped from the copy (the script drops Redis's)."""
-        slots = self._probed.slots(fingerprints)
+        slots = self._addresses.slots(fingerprints)
         sizes = self._sizes[slots]
         present = sizes > 0
         blobs = self._blobs[slots[present]].tolist()
         hot = sizes > max_read
         if hot.any():  # only the newest `max_read` entries count, as in the script
-            limit = max_read * ENTRY.itemsize
+            limit = max_read * ENTRY_BYTES
             for i in np.flatnonzero(hot[present]).tolist():
                 blobs[i] = blobs[i][-limit:]
             sizes = np.minimum(sizes, max_read)
@@ -101,15 +104,16 @@ class Mirror:
                 expired[row] = tuple(np.flatnonzero(old[row]).tolist())
             for slot in np.unique(slots[old]).tolist():
                 self._cut_expired(slot, cutoff_s)
-        return Gathered(b"".join(blobs), sizes.sum(axis=1).tolist(), hot.sum(axis=1).tolist(),
-                        expired)
+        return Gathered(
+            b"".join(blobs), sizes.sum(axis=1).tolist(), hot.sum(axis=1).tolist(), expired
+        )
 
     def _cut_expired(self, slot: int, cutoff_s: int) -> None:
         """Drop the bucket's entries first seen before `cutoff_s` (they lead it)."""
-        seen = np.frombuffer(self._blobs[slot], dtype=ENTRY)["seen"]
+        seen = np.frombuffer(self._blobs[slot], dtype=ENTRY)["seen_s"]
         old = seen < cutoff_s
         cut = len(old) if old.all() else int(old.argmin())
-        self._blobs[slot] = self._blobs[slot][cut * ENTRY.itemsize:]
+        self._blobs[slot] = self._blobs[slot][cut * ENTRY_BYTES :]
         self._sizes[slot] -= cut
         if cut < len(seen):
             self._first_seen[slot] = seen[cut]

@@ -6,55 +6,65 @@ Redis Cluster slot, and several independent indexes can live in one Redis.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 PREFIX = "dedup"
-DOCS = "docs"  # HASH: article id -> record of its verdict (makes redelivery idempotent)
-EXACT = "exact"  # HASH: 16-byte content hash -> id of the original
-META = "meta"  # HASH: the layout this index was built with
-IDS = "ids"  # HASH: 4-byte sequence number -> id (bucket entries hold the number, not the id)
-SWEEP = "sweep"  # the expiry sweep's cursor into DOCS
-SEQ = "seq"  # counter: sequence numbers, in the order originals are first seen
-TABLE = "t"  # string per table key: 24-byte entries, see lib.lua
-RECENT = "recent"  # string: ring of the entries inserted last, slot (seq - 1) % RECENT_SLOTS
-RECENT_SLOTS = 65536  # as in lib.lua
 
 
-def namespace_prefix(namespace: str) -> str:
-    return f"{PREFIX}:{{{namespace}}}:"
+@dataclass(frozen=True)
+class NamespaceKeys:
+    namespace: str
 
+    @property
+    def prefix(self) -> str:
+        return f"{PREFIX}:{{{self.namespace}}}:"
 
-def docs_key(namespace: str) -> str:
-    return namespace_prefix(namespace) + DOCS
+    @property
+    def docs(self) -> str:
+        """HASH: article id -> the record of its verdict (makes redelivery idempotent)."""
+        return self.prefix + "docs"
 
+    @property
+    def exact(self) -> str:
+        """HASH: 16-byte content hash -> id of the original."""
+        return self.prefix + "exact"
 
-def exact_key(namespace: str) -> str:
-    return namespace_prefix(namespace) + EXACT
+    @property
+    def ids(self) -> str:
+        """HASH: 4-byte sequence number -> id (bucket entries hold the number, not the id)."""
+        return self.prefix + "ids"
 
+    @property
+    def meta(self) -> str:
+        """HASH: the layout this index was built with."""
+        return self.prefix + "meta"
 
-def meta_key(namespace: str) -> str:
-    return namespace_prefix(namespace) + META
+    @property
+    def recent(self) -> str:
+        """STRING: the ring of the entries inserted last (format.RECENT_SLOTS)."""
+        return self.prefix + "recent"
 
+    @property
+    def seq(self) -> str:
+        """Counter: sequence numbers, in the order originals are first seen."""
+        return self.prefix + "seq"
 
-def ids_key(namespace: str) -> str:
-    return namespace_prefix(namespace) + IDS
+    @property
+    def sweep(self) -> str:
+        """The expiry sweep's cursor into `docs`."""
+        return self.prefix + "sweep"
 
+    @property
+    def buckets(self) -> str:
+        """A bucket's key (a STRING of entries) is this, the table number, ':', and the table
+        key in hex (as many digits as the key's width needs); the Lua scripts build the same
+        names."""
+        return self.prefix + "t:"
 
-def sweep_key(namespace: str) -> str:
-    return namespace_prefix(namespace) + SWEEP
+    def bucket(self, table: int, key: int, width: int) -> str:
+        return f"{self.buckets}{table}:{key:0{(width + 3) // 4}x}"
 
-
-def seq_key(namespace: str) -> str:
-    return namespace_prefix(namespace) + SEQ
-
-
-def recent_key(namespace: str) -> str:
-    return namespace_prefix(namespace) + RECENT
-
-
-def bucket_prefix(namespace: str) -> str:
-    """A bucket's key is this, the table number, ':', and the table key in hex
-    (as many digits as the key's width needs); the Lua script builds the same names."""
-    return f"{namespace_prefix(namespace)}{TABLE}:"
-
-
-def bucket_key(namespace: str, table: int, key: int, width: int) -> str:
-    return f"{bucket_prefix(namespace)}{table}:{key:0{(width + 3) // 4}x}"
+    @property
+    def shared(self) -> list[str]:
+        """The KEYS every script starts with (lib.lua's remove_article needs them)."""
+        return [self.docs, self.exact, self.ids, self.meta, self.recent]

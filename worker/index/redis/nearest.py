@@ -13,8 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# A bucket entry, as lib.lua describes it.
-ENTRY = np.dtype([("fp", ">u8"), ("seq", ">u4"), ("seen", ">u4"), ("verify", ">u8")])
+from worker.index.redis.format import ENTRY, ENTRY_BYTES
 
 
 @dataclass(frozen=True)
@@ -30,19 +29,20 @@ class Gathered:
 
 @dataclass(frozen=True)
 class Nearest:
-    entry: bytes  # the nearest entry within the radius (24 bytes), or b"" if none
+    entry: bytes  # the nearest entry within the radius, or b"" if none
     candidates: int  # entries compared (expired ones not counted)
     hot: int  # buckets with more entries than were read
     # Buckets led by expired entries, as places among the probes.
     expired: tuple[int, ...] = ()
 
 
-def gather(buckets: Sequence[Sequence[bytes | None]], *, max_read: int,
-           cutoff_s: int | None = None) -> Gathered:
+def gather(
+    buckets: Sequence[Sequence[bytes | None]], *, max_read: int, cutoff_s: int | None = None
+) -> Gathered:
     """The entries of each fingerprint's buckets (raw values, None for no key): only the
     newest `max_read` entries of a bucket count, as in the script. Entries first seen before
     `cutoff_s` have expired; being in first-seen order, they lead their bucket."""
-    limit = max_read * ENTRY.itemsize
+    limit = max_read * ENTRY_BYTES
     parts: list[bytes] = []
     counts, hot, expired = [], [], []
     for probed in buckets:
@@ -54,17 +54,29 @@ def gather(buckets: Sequence[Sequence[bytes | None]], *, max_read: int,
             present = [blob[-limit:] for blob in present]
             sizes = list(map(len, present))
         parts += present
-        counts.append(sum(sizes) // ENTRY.itemsize)
+        counts.append(sum(sizes) // ENTRY_BYTES)
         hot.append(crowded)
-        expired.append(() if cutoff_s is None else tuple(
-            i for i, blob in enumerate(probed)
-            if blob and int.from_bytes(blob[12:16]) < cutoff_s))
+        expired.append(
+            ()
+            if cutoff_s is None
+            else tuple(
+                i
+                for i, blob in enumerate(probed)
+                if blob and int.from_bytes(blob[12:16]) < cutoff_s
+            )
+        )
     return Gathered(b"".join(parts), counts, hot, expired)
 
 
-def nearest(gathered: Gathered, fingerprints: Sequence[int], verifies: Sequence[int | None],
-            *, radius: int, verify_threshold: int = -1,
-            cutoff_s: int | None = None) -> list[Nearest]:
+def nearest(
+    gathered: Gathered,
+    fingerprints: Sequence[int],
+    verifies: Sequence[int | None],
+    *,
+    radius: int,
+    verify_threshold: int = -1,
+    cutoff_s: int | None = None,
+) -> list[Nearest]:
     """For each fingerprint, the gathered entry nearest to it within `radius` bits and, with
     `verify_threshold` >= 0 and a verification fingerprint, with the verification
     fingerprints within that many bits. Between equals, the first seen (lowest sequence
@@ -74,22 +86,37 @@ def nearest(gathered: Gathered, fingerprints: Sequence[int], verifies: Sequence[
     entries = np.frombuffer(data, dtype=ENTRY)
     owner = np.repeat(np.arange(n), gathered.counts)
     own = np.array(fingerprints, dtype=np.uint64)
-    distances = np.bitwise_count(entries["fp"] ^ own[owner])
+    distances = np.bitwise_count(entries["fingerprint"] ^ own[owner])
     candidates = np.array(gathered.counts)
     near = np.flatnonzero(distances <= radius)  # few: filter them further one by one
     if cutoff_s is not None:
-        old = entries["seen"] < cutoff_s
+        old = entries["seen_s"] < cutoff_s
         candidates -= np.bincount(owner[old], minlength=n)
         near = near[~old[near]]
     if verify_threshold >= 0:  # for the fingerprints that have a verification fingerprint
         verify = np.array([v or 0 for v in verifies], dtype=np.uint64)
         unverified = np.array([v is None for v in verifies], dtype=bool)
-        apart = np.bitwise_count(entries["verify"][near] ^ verify[owner[near]])
+        apart = np.bitwise_count(entries["verification"][near] ^ verify[owner[near]])
         near = near[(apart <= verify_threshold) | unverified[owner[near]]]
     best: dict[int, int] = {}  # fingerprint -> its nearest entry: sorted, the first of each
     for i in near[np.lexsort((entries["seq"][near], distances[near], owner[near]))].tolist():
         best.setdefault(int(owner[i]), i)
-    size = ENTRY.itemsize
-    return [Nearest(data[best[q] * size:(best[q] + 1) * size] if q in best else b"",
-                    int(candidates[q]), gathered.hot[q], gathered.expired[q])
-            for q in range(n)]
+    size = ENTRY_BYTES
+    return [
+        Nearest(
+            data[best[q] * size : (best[q] + 1) * size] if q in best else b"",
+            int(candidates[q]),
+            gathered.hot[q],
+            gathered.expired[q],
+        )
+        for q in range(n)
+    ]
+
+
+@dataclass(frozen=True)
+class BucketRead:
+    """What the worker read for one article before its script call."""
+
+    snapshot: int  # the sequence counter when the buckets were read
+    found: Nearest
+    expired: list[str]  # the names of the buckets read that start with expired entries

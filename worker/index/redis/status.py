@@ -8,10 +8,10 @@ from dataclasses import dataclass
 import redis.exceptions
 
 from worker.errors import IndexStoreError
-from worker.index.redis import keys
-from worker.index.redis.index import Client
+from worker.index.redis.client import Client
+from worker.index.redis.format import ENTRY_BYTES
+from worker.index.redis.keys import NamespaceKeys
 
-ENTRY_BYTES = 24  # a bucket entry (lib.lua)
 SCAN_COUNT = 1000
 
 
@@ -35,16 +35,16 @@ class Status:
 async def read_status(client: Client, namespace: str) -> Status:
     """Counts from the namespace's hashes, and one SCAN over its buckets (a few seconds per
     million buckets)."""
+    keys = NamespaceKeys(namespace)
     try:
-        meta = await client.hgetall(keys.meta_key(namespace))
-        records = await client.hlen(keys.docs_key(namespace))
-        originals = await client.hlen(keys.ids_key(namespace))
-        exact = await client.hlen(keys.exact_key(namespace))
+        meta = await client.hgetall(keys.meta)
+        records = await client.hlen(keys.docs)
+        originals = await client.hlen(keys.ids)
+        exact = await client.hlen(keys.exact)
         sizes: Counter[int] = Counter()
         largest = entries = 0
         batch: list[bytes] = []
-        async for key in client.scan_iter(match=f"{_escape(keys.bucket_prefix(namespace))}*",
-                                          count=SCAN_COUNT):
+        async for key in client.scan_iter(match=f"{_escape(keys.buckets)}*", count=SCAN_COUNT):
             batch.append(key)
             if len(batch) == SCAN_COUNT:
                 largest, entries = await _measure(client, batch, sizes, largest, entries)
@@ -55,18 +55,28 @@ async def read_status(client: Client, namespace: str) -> Status:
         raise IndexStoreError(f"Redis refused the status read: {exc}") from exc
     # One Redis answers its own figures; a cluster client, one set per node.
     memory = info.get("used_memory") or sum(
-        node.get("used_memory", 0) for node in info.values() if isinstance(node, dict))
-    return Status({_text(k): _text(v) for k, v in meta.items()}, records, originals, exact,
-                  sum(sizes.values()), entries, largest, dict(sorted(sizes.items())),
-                  int(memory))
+        node.get("used_memory", 0) for node in info.values() if isinstance(node, dict)
+    )
+    return Status(
+        {_text(k): _text(v) for k, v in meta.items()},
+        records,
+        originals,
+        exact,
+        sum(sizes.values()),
+        entries,
+        largest,
+        dict(sorted(sizes.items())),
+        int(memory),
+    )
 
 
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
-async def _measure(client: Client, batch: list[bytes], sizes: Counter[int], largest: int,
-                   entries: int) -> tuple[int, int]:
+async def _measure(
+    client: Client, batch: list[bytes], sizes: Counter[int], largest: int, entries: int
+) -> tuple[int, int]:
     if not batch:
         return largest, entries
     async with client.pipeline(transaction=False) as pipe:

@@ -1,19 +1,56 @@
--- Shared by check_and_insert.lua, forget.lua and expire.lua (loaded in front of each):
--- removing an article from the index, for deletions, for an id re-sent with new text, and for
--- articles older than the retention window.
+-- Shared by every script (loaded in front of each): the storage format, and removing an
+-- article from the index (for deletions, for an id re-sent with new text, and for articles
+-- older than the retention window).
 --
--- Record layout (bytes, 1-based): 1-16 content hash | 17-24 own fingerprint | 25 kind |
--- 26 flags (1: own fingerprint, 2: match fingerprint) | 27 distance | 28-35 match fingerprint |
--- 36-43 seen_at_ms (big-endian double) | 44-47 sequence number (0: in no bucket) |
--- 48- duplicate_of id
-local ZERO4 = string.rep('\0', 4)
--- A bucket entry: fingerprint (8) | sequence number (4) | first seen, unix s (4) |
--- verification fingerprint (8; zeros without one)
-local ENTRY = 24
--- The ring of recent inserts: the entry of sequence number s sits in slot (s - 1) % RECENT_SLOTS
--- (check_and_insert.lua compares an article with what was inserted since the caller read
--- its buckets). Keep equal to RECENT_SLOTS in worker/index/redis/keys.py.
-local RECENT_SLOTS = 65536
+-- The storage format, as worker/index/redis/format.py describes it (a test holds the two
+-- together). Offsets here are 1-based positions in a record, and 0-based offsets from an
+-- entry's first byte.
+local ENTRY = 24  -- a bucket entry: fingerprint (8) | seq (4) | first seen, unix s (4) |
+                  -- verification fingerprint (8; zeros without one)
+local ENTRY_SEQ, ENTRY_SEEN, ENTRY_VERIFY = 8, 12, 16
+local RECENT_SLOTS = 65536  -- the ring of recent inserts: seq s in slot (s - 1) % RECENT_SLOTS
+local REC = {content = 1, fingerprint = 17, kind = 25, flags = 26, distance = 27, match = 28,
+             seen_ms = 36, seq = 44, duplicate_of = 48}
+local FLAG_FINGERPRINT, FLAG_MATCH = 1, 2
+local KINDS = {[0] = 'unique', [1] = 'exact', [2] = 'near', [3] = 'related'}
+local CODES = {unique = 0, exact = 1, near = 2, related = 3}
+local ZERO4, ZERO8 = string.rep('\0', 4), string.rep('\0', 8)
+
+local function rec_content(record) return string.sub(record, REC.content, REC.content + 15) end
+local function rec_fingerprint(record)
+  return string.sub(record, REC.fingerprint, REC.fingerprint + 7)
+end
+local function rec_seq(record) return string.sub(record, REC.seq, REC.seq + 3) end
+local function rec_seen_ms(record)
+  return (struct.unpack('>d', string.sub(record, REC.seen_ms, REC.seen_ms + 7)))
+end
+local function rec_has_fingerprint(record)
+  return bit.band(string.byte(record, REC.flags), FLAG_FINGERPRINT) ~= 0
+end
+
+-- A record from its fields (`seq` 4 bytes, fingerprints 8 bytes or nil).
+local function make_record(content, fp, kind, dist, match_fp, seen_ms, seq, duplicate_of)
+  local flags = 0
+  if fp then flags = flags + FLAG_FINGERPRINT end
+  if match_fp then flags = flags + FLAG_MATCH end
+  return content .. (fp or ZERO8) .. string.char(CODES[kind], flags, dist)
+    .. (match_fp or ZERO8) .. struct.pack('>d', seen_ms) .. seq .. duplicate_of
+end
+
+-- The reply for an article from its record (check_and_insert.lua's header).
+local function reply_from(record, replayed, candidates, hot, replaced)
+  local kind, flags, dist = string.byte(record, REC.kind, REC.distance)
+  local match_fp = ''
+  if bit.band(flags, FLAG_MATCH) ~= 0 then
+    match_fp = string.sub(record, REC.match, REC.match + 7)
+  end
+  if kind == 0 then dist = -1 end
+  return {KINDS[kind], dist, string.sub(record, REC.duplicate_of), match_fp,
+          rec_seen_ms(record), replayed, candidates, hot, replaced}
+end
+
+local function entry_seq(blob, at) return string.sub(blob, at + ENTRY_SEQ, at + ENTRY_SEQ + 3) end
+local function entry_seen_s(blob, at) return (struct.unpack('>I4', blob, at + ENTRY_SEEN)) end
 
 local function recent_offset(seq_number) return ((seq_number - 1) % RECENT_SLOTS) * ENTRY end
 
@@ -28,8 +65,6 @@ local function recent_since(ring_key, since, last)
   return ring
 end
 
-local function seen_ms_of(record) return (struct.unpack('>d', string.sub(record, 36, 43))) end
-
 -- Bit p of an 8-byte big-endian fingerprint (p = 0 is the least significant).
 local function fingerprint_bit(fp, p)
   local byte = string.byte(fp, 8 - math.floor(p / 8))
@@ -37,8 +72,8 @@ local function fingerprint_bit(fp, p)
 end
 
 -- The bucket of `fp` in every table, from the layout's table spec as stored in the index's
--- meta record (worker/layout/tables.py, Table.spec): tables separated by spaces, each runs of bit
--- positions ("63-48" or "5") joined by "." and then "/radius".
+-- meta record (worker/layout/tables.py, Table.spec): tables separated by spaces, each runs of
+-- bit positions ("63-48" or "5") joined by "." and then "/radius".
 local function bucket_keys_of(spec, fp, prefix)
   local found = {}
   for runs in string.gmatch(spec, '([^ /]+)/%d+') do
@@ -64,7 +99,7 @@ local function remove_entry(bucket, seq)
   local blob = redis.call('GET', bucket)
   if not blob then return end
   for at = 1, #blob, ENTRY do
-    if string.sub(blob, at + 8, at + 11) == seq then
+    if entry_seq(blob, at) == seq then
       store(bucket, string.sub(blob, 1, at - 1) .. string.sub(blob, at + ENTRY))
       return
     end
@@ -75,7 +110,7 @@ end
 -- the bucket: cut them off. Returns what is left of `blob` (the bucket's value).
 local function cut_expired(bucket, blob, cutoff_s)
   local at = 1
-  while at <= #blob and struct.unpack('>I4', blob, at + 12) < cutoff_s do at = at + ENTRY end
+  while at <= #blob and entry_seen_s(blob, at) < cutoff_s do at = at + ENTRY end
   if at == 1 then return blob end
   blob = string.sub(blob, at)
   store(bucket, blob)
@@ -87,14 +122,14 @@ end
 -- article has expired), every older entry of its buckets goes with it.
 local function remove_article(K, prefix, id, record, cutoff_s)
   local docs, exact, ids, meta, recent = K[1], K[2], K[3], K[4], K[5]
-  local seq = string.sub(record, 44, 47)
+  local seq = rec_seq(record)
   if seq ~= ZERO4 then
     local offset = recent_offset(struct.unpack('>I4', seq))
-    if redis.call('GETRANGE', recent, offset + 8, offset + 11) == seq then
+    if redis.call('GETRANGE', recent, offset + ENTRY_SEQ, offset + ENTRY_SEQ + 3) == seq then
       redis.call('SETRANGE', recent, offset, string.rep('\0', ENTRY))
     end
     local spec = redis.call('HGET', meta, 'tables')
-    for _, bucket in ipairs(bucket_keys_of(spec, string.sub(record, 17, 24), prefix)) do
+    for _, bucket in ipairs(bucket_keys_of(spec, rec_fingerprint(record), prefix)) do
       if cutoff_s then
         local blob = redis.call('GET', bucket)
         if blob then cut_expired(bucket, blob, cutoff_s) end
@@ -104,7 +139,7 @@ local function remove_article(K, prefix, id, record, cutoff_s)
     end
     redis.call('HDEL', ids, seq)
   end
-  local content = string.sub(record, 1, 16)
+  local content = rec_content(record)
   if redis.call('HGET', exact, content) == id then redis.call('HDEL', exact, content) end
   redis.call('HDEL', docs, id)
 end

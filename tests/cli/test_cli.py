@@ -1,0 +1,223 @@
+import asyncio
+import json
+import uuid
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from tests.support.schemas import validate
+from tests.support.texts import PRODUCT_PAGE, PROMOTION, RECIPE
+from worker import wiring
+from worker.cli import main
+from worker.cli.stream import alert_line
+from worker.model import Kind, Probe, Verdict
+from worker.settings import ENV, Settings
+
+
+def test_scan_prints_one_verdict_per_line(tmp_path: Path) -> None:
+    lines = [
+        json.dumps({"id": "page", "text": PRODUCT_PAGE}),
+        json.dumps({"id": "recipe", "text": RECIPE}),
+        "this is not json",
+        json.dumps({"id": "copy", "text": PRODUCT_PAGE.replace("Portland", "Denver")}),
+        json.dumps({"id": "same", "text": RECIPE.upper()}),
+        "",
+        json.dumps({"id": "short", "text": "a few words"}),
+    ]
+    path = tmp_path / "articles.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    result = CliRunner().invoke(main, ["scan", str(path)])
+    assert result.exit_code == 0, result.output
+    out = [json.loads(line) for line in result.output.splitlines()]
+    assert len(out) == len(lines)
+    for line in out:
+        validate("scan-line", line)
+    assert [o["verdict"] for o in out] == [
+        "unique",
+        "unique",
+        "rejected",
+        "duplicate",
+        "duplicate",
+        "rejected",
+        "unique",
+    ]
+    assert out[2] == {
+        "line": 3,
+        "verdict": "rejected",
+        "reason": "invalid_json",
+        "detail": out[2]["detail"],
+    }
+    assert out[3]["duplicate_of"] == "page"
+    assert 0 <= out[3]["distance"] <= 3
+    assert out[4]["duplicate_of"] == "recipe"
+    assert out[4]["distance"] == 0
+    assert out[6]["fingerprint"] is None
+    assert all(len(o["fingerprint"]) == 16 for o in out[:2])
+
+
+def test_scan_threshold_option(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    promoted = PRODUCT_PAGE.replace("complete your kit,", PROMOTION)
+    path.write_text(
+        json.dumps({"id": "page", "text": PRODUCT_PAGE})
+        + "\n"
+        + json.dumps({"id": "copy", "text": promoted})
+        + "\n"
+    )
+    default = CliRunner().invoke(main, ["scan", str(path)]).output.splitlines()
+    assert json.loads(default[1])["distance"] == 3  # the promotion moves three bits
+    strict = CliRunner().invoke(main, ["scan", "--threshold", "2", str(path)]).output
+    assert [json.loads(line)["verdict"] for line in strict.splitlines()] == ["unique", "unique"]
+
+
+def test_bad_setting_is_a_clean_error(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_text("")
+    result = CliRunner().invoke(main, ["scan", str(path)], env={"DEDUP_THRESHOLD": "99"})
+    assert result.exit_code != 0
+    assert "threshold must be 0..15" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_alert_lines_for_alerts_and_dead_letters() -> None:
+    line = alert_line(
+        {
+            "kind": "near",
+            "id": "b",
+            "duplicate_of": "a",
+            "distance": 2,
+            "threshold": 3,
+            "fingerprint": "00000000000000ff",
+            "duplicate_of_fingerprint": "00000000000000fc",
+        }
+    )
+    assert line.split() == [
+        "near",
+        "b",
+        "~",
+        "a",
+        "distance",
+        "2/3",
+        "00000000000000ff",
+        "vs",
+        "00000000000000fc",
+    ]
+    dead = alert_line(
+        {
+            "reason": "invalid_json",
+            "detail": "not valid JSON",
+            "source": {"partition": 1, "offset": 7},
+        }
+    )
+    assert "invalid_json" in dead
+    assert "offset 7" in dead
+
+
+def test_plan_prints_the_layouts_and_the_cosine_figures() -> None:
+    result = CliRunner().invoke(
+        main, ["plan", "--threshold", "7", "--docs", "5000000", "--cosine", "0.8"]
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    chosen = [line for line in lines if line.startswith("*")]
+    assert len(chosen) == 1
+    assert "multi-index" in chosen[0]
+    assert any(line.lstrip().startswith("pigeonhole, 8 bands") for line in lines)
+    assert "angle 36.87 deg" in result.output
+    assert "79.52%" in result.output
+    assert "13.11 differing bits" in result.output
+
+
+def test_plan_with_a_bad_layout_setting_is_a_clean_error() -> None:
+    result = CliRunner().invoke(
+        main, ["plan", "--threshold", "3", "--docs", "10"], env={"DEDUP_LAYOUT": "multi-index:9"}
+    )
+    assert result.exit_code != 0
+    assert "2..3 substrings" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_forget_removes_ids_from_the_shared_index(redis_url: str) -> None:
+    namespace = f"cli-{uuid.uuid4().hex[:8]}"
+    settings = Settings(redis_url=redis_url, namespace=namespace)
+
+    async def check(article_id: str) -> Verdict:
+        index = wiring.redis_index(settings)
+        [v] = await index.check_and_insert([Probe(article_id, b"c" * 16, 0x1234)])
+        await index.close()
+        return v
+
+    asyncio.run(check("a"))
+    env = {ENV["redis_url"]: redis_url, ENV["namespace"]: namespace}
+    result = CliRunner().invoke(main, ["forget", "a", "zzz"], env=env)
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines() == ["forgot: a", "not indexed: zzz"]
+    assert asyncio.run(check("b")).kind is Kind.UNIQUE  # same content, but "a" is gone
+
+
+def test_backfill_indexes_history_for_the_stream(redis_url: str, tmp_path: Path) -> None:
+    env = {ENV["redis_url"]: redis_url, ENV["namespace"]: f"cli-{uuid.uuid4().hex[:8]}"}
+    history = tmp_path / "history.jsonl"
+    history.write_text(
+        "\n".join(
+            [
+                json.dumps({"id": "page", "text": PRODUCT_PAGE}),
+                json.dumps({"id": "recipe", "text": RECIPE}),
+                json.dumps({"id": "copy", "text": PRODUCT_PAGE.replace("Portland", "Denver")}),
+                json.dumps({"id": "recipe", "op": "delete"}),
+                "not json",
+            ]
+        )
+        + "\n"
+    )
+    quiet = CliRunner().invoke(main, ["backfill", str(history)], env=env)
+    assert quiet.exit_code == 0, quiet.output
+    assert "backfilled: 1 deleted, 1 duplicate, 1 rejected, 2 unique" in quiet.output
+    later = tmp_path / "later.jsonl"
+    later.write_text(
+        json.dumps({"id": "late", "text": PRODUCT_PAGE.upper()})
+        + "\n"
+        + json.dumps({"id": "r2", "text": RECIPE})
+        + "\n"
+    )
+    shown = CliRunner().invoke(main, ["backfill", "--verdicts", str(later)], env=env)
+    assert shown.exit_code == 0, shown.output
+    lines = [json.loads(line) for line in shown.stdout.splitlines()]
+    for line in lines:
+        validate("scan-line", line)
+    assert [(o["id"], o["verdict"], o["duplicate_of"]) for o in lines] == [
+        ("late", "duplicate", "page"),
+        ("r2", "unique", None),
+    ]  # recipe was deleted
+
+
+def test_status_reports_the_index(redis_url: str, tmp_path: Path) -> None:
+    env = {
+        ENV["redis_url"]: redis_url,
+        ENV["namespace"]: f"cli-{uuid.uuid4().hex[:8]}",
+        ENV["layout"]: "multi-index:2",
+        ENV["threshold"]: "3",
+    }
+    empty = CliRunner().invoke(main, ["status"], env=env)
+    assert empty.exit_code == 0, empty.output
+    assert "none yet" in empty.output
+    assert "0 with a verdict" in empty.output
+    history = tmp_path / "h.jsonl"
+    history.write_text(
+        json.dumps({"id": "page", "text": PRODUCT_PAGE})
+        + "\n"
+        + json.dumps({"id": "copy", "text": PRODUCT_PAGE.upper()})
+        + "\n"
+        + json.dumps({"id": "recipe", "text": RECIPE})
+        + "\n"
+    )
+    assert CliRunner().invoke(main, ["backfill", str(history)], env=env).exit_code == 0
+    result = CliRunner().invoke(main, ["status"], env=env)
+    assert result.exit_code == 0, result.output
+    lines = dict(line.split(None, 1) for line in result.output.splitlines())
+    assert lines["layout"].startswith("multi-index, threshold 3")
+    assert lines["tables"] == "63-32/1 31-0/1"
+    assert lines["articles"].startswith("3 with a verdict; 2 originals in the buckets; 2 distinct")
+    assert lines["buckets"].startswith("4 holding 4 entries (1.0 per bucket); largest 1")
+    assert lines["bucket"] == "sizes   <=1: 4"
+    assert lines["retention"].startswith("none")

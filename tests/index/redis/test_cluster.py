@@ -1,0 +1,84 @@
+"""The Redis index on a real 3-node Redis Cluster (the contract suite also runs there, via
+make_index): a namespace's keys share one slot, and namespaces spread over the nodes."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import redis.asyncio as aioredis
+
+from tests.support.factories import flip, probe
+from worker.index.redis import RedisIndex
+from worker.index.redis.client import connect
+from worker.index.redis.format import RECENT_SLOTS
+from worker.index.redis.keys import NamespaceKeys
+from worker.layout.tables import multi_index
+from worker.model import Kind, Verdict
+
+
+async def test_namespaces_spread_over_the_nodes_each_on_one_slot(redis_cluster_url: str) -> None:
+    client = connect(redis_cluster_url, cluster=True)
+    assert isinstance(client, aioredis.RedisCluster)
+    rng = random.Random(11)
+    owners = set()
+    for n in range(12):
+        namespace = f"spread-{n}-{rng.getrandbits(32):x}"
+        index = RedisIndex(client, namespace, multi_index(5, 3))
+        base = rng.getrandbits(64)
+        outcomes = await index.check_and_insert([probe("a", base), probe("b", flip(base, [3]))])
+        assert [v.kind for v in outcomes if isinstance(v, Verdict)] == [Kind.UNIQUE, Kind.NEAR]
+        assert await index.forget(["b"]) == [True]
+        slots = set()
+        for node in client.get_primaries():
+            keys = await client.keys(f"dedup:{{{namespace}}}:*", target_nodes=node)
+            if keys:
+                owners.add(node.name)
+                slots.update([await client.cluster_keyslot(k) for k in keys])
+        assert len(slots) == 1, f"{namespace}: keys on slots {slots}"
+    assert len(owners) >= 2, "twelve namespaces all landed on one node"
+    await client.aclose()
+
+
+async def test_concurrent_clients_on_a_cluster_never_both_call_a_pair_unique(
+    redis_cluster_url: str,
+) -> None:
+    rng = random.Random(12)
+    pairs = []
+    for i in range(150):
+        base = rng.getrandbits(64)
+        pairs.append((probe(f"p{i}-x", base), probe(f"p{i}-y", flip(base, [i % 64]))))
+    clients = [connect(redis_cluster_url, cluster=True) for _ in range(2)]
+    namespace = f"race-{rng.getrandbits(32):x}"
+    indexes = [RedisIndex(c, namespace) for c in clients]
+
+    async def run(side: int) -> list[Verdict]:
+        return [v for pair in pairs for v in await indexes[side].check_and_insert([pair[side]])]
+
+    xs, ys = await asyncio.gather(run(0), run(1))
+    for x, y in zip(xs, ys, strict=True):
+        assert [x.kind, y.kind].count(Kind.UNIQUE) == 1, (x, y)
+    for c in clients:
+        await c.aclose()
+
+
+async def test_a_fresh_worker_loads_its_copy_of_the_buckets_from_a_cluster(
+    redis_cluster_url: str,
+) -> None:
+    client = connect(redis_cluster_url, cluster=True)
+    namespace = f"copy-{random.Random(13).getrandbits(32):x}"
+    layout = multi_index(8, 5)  # the default: it keeps a copy, reloaded from its 12-bit table
+    base = 0xF0E1D2C3B4A59687
+    await RedisIndex(client, namespace, layout).check_and_insert([probe("first", base)])
+    # More inserts than the ring holds, as far as a fresh worker can tell: it must reload.
+    await client.incrby(NamespaceKeys(namespace).seq, RECENT_SLOTS)
+    fresh = RedisIndex(client, namespace, layout)
+    assert fresh.uses_bucket_cache
+    copy = probe("copy", flip(base, [3, 40]))
+    [read] = await fresh.read_buckets([copy])
+    assert read is not None
+    assert read.found.entry[:8] == base.to_bytes(8)
+    [v] = await fresh.run_checks([copy], [read])
+    assert isinstance(v, Verdict)
+    assert (v.kind, v.duplicate_of) == (Kind.NEAR, "first")
+    await client.aclose()

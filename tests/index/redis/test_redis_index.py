@@ -1,0 +1,250 @@
+"""What only the Redis index has to show: its layout record, namespaces, and atomicity
+between independent clients."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import pytest
+import redis.asyncio as aioredis
+
+from tests.support.factories import BASE, flip, probe
+from worker.errors import IndexUnavailable, LayoutMismatch
+from worker.index.redis import RedisIndex
+from worker.index.redis.client import connect
+from worker.index.redis.format import RECENT_SLOTS
+from worker.index.redis.keys import NamespaceKeys
+from worker.layout.tables import Layout, multi_index, pigeonhole, sampled
+from worker.model import Kind, Verdict
+
+
+async def test_layout_is_recorded_and_a_different_one_is_refused(
+    redis_client: aioredis.Redis,
+) -> None:
+    await RedisIndex(redis_client, "news", pigeonhole(3)).ensure_layout()
+    await RedisIndex(redis_client, "news", pigeonhole(3)).ensure_layout()  # same: fine
+    with pytest.raises(LayoutMismatch, match="threshold"):
+        await RedisIndex(redis_client, "news", pigeonhole(5)).ensure_layout()
+    with pytest.raises(LayoutMismatch, match="multi-index"):
+        await RedisIndex(redis_client, "news", multi_index(3, 2)).ensure_layout()
+    await RedisIndex(redis_client, "other", pigeonhole(5)).ensure_layout()  # other namespace
+    meta = await redis_client.hgetall(NamespaceKeys("news").meta)
+    assert meta == {
+        b"format": b"4",
+        b"layout": b"pigeonhole",
+        b"threshold": b"3",
+        b"related_threshold": b"3",
+        b"verify_threshold": b"14",
+        b"tables": b"63-48/0 47-32/0 31-16/0 15-0/0",
+    }
+    with pytest.raises(LayoutMismatch, match="related_threshold"):  # same tables, other k
+        await RedisIndex(redis_client, "news", pigeonhole(3), threshold=2).ensure_layout()
+
+
+async def test_namespaces_are_independent(redis_client: aioredis.Redis) -> None:
+    a, b = RedisIndex(redis_client, "ns-a"), RedisIndex(redis_client, "ns-b")
+    await a.check_and_insert([probe("x", 123, "same")])
+    [v] = await b.check_and_insert([probe("y", 123, "same")])
+    assert v.kind is Kind.UNIQUE
+
+
+async def test_every_key_carries_the_namespace_hash_tag(redis_client: aioredis.Redis) -> None:
+    index = RedisIndex(redis_client, "tagged")
+    await index.ensure_layout()
+    await index.check_and_insert([probe("x", 0xABCDEF0123456789)])
+    keys = [k.decode() for k in await redis_client.keys("*")]
+    assert keys
+    assert all(k.startswith(NamespaceKeys("tagged").prefix) for k in keys)
+    assert NamespaceKeys("tagged").prefix == "dedup:{tagged}:"
+
+
+async def test_bucket_entries_are_fingerprint_sequence_and_time(
+    redis_client: aioredis.Redis,
+) -> None:
+    index = RedisIndex(redis_client, "layout", multi_index(5, 3))
+    fp, other = 0x0123456789ABCDEF, 0xFEDCBA9876543210
+    outcomes = await index.check_and_insert([probe("doc-1", fp), probe("doc-2", other)])
+    for seq, (f, v) in enumerate(zip((fp, other), outcomes, strict=True), start=1):
+        expected = (
+            f.to_bytes(8, "big")
+            + seq.to_bytes(4, "big")
+            + (v.seen_at_ms // 1000).to_bytes(4, "big")
+            + bytes(8)
+        )  # no verify fp
+        keys = [
+            index.keys.bucket(i, key, table.width)
+            for i, (table, key) in enumerate(
+                zip(index.layout.tables, index.layout.keys(f), strict=True)
+            )
+        ]
+        assert len(keys) == 3
+        assert keys[0].endswith(f":t:0:{f >> 42:06x}")
+        assert [await redis_client.get(k) for k in keys] == [expected] * 3
+        assert await redis_client.hget(NamespaceKeys("layout").ids, seq.to_bytes(4, "big")) == (
+            f"doc-{seq}".encode()
+        )
+
+
+async def assert_only_bookkeeping_left(client: aioredis.Redis, namespace: str) -> None:
+    """The layout, the sequence counter and the recent-inserts ring, all of its slots zeroed:
+    no trace of any article."""
+    left = sorted(k.decode() for k in await client.keys("*"))
+    keys = NamespaceKeys(namespace)
+    assert left == [keys.meta, keys.recent, keys.seq]
+    ring = await client.get(NamespaceKeys(namespace).recent)
+    assert ring
+    assert not ring.strip(b"\0")
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [pigeonhole(3), multi_index(7, 3), sampled(5, 6, 12)],
+    ids=lambda layout: layout.name(),
+)
+async def test_forgetting_every_article_leaves_no_entry_behind(
+    redis_client: aioredis.Redis, layout: Layout
+) -> None:
+    index = RedisIndex(redis_client, "tidy", layout)
+    rng = random.Random(5)
+    fps = [rng.getrandbits(64) for _ in range(200)]
+    probes = [probe(f"a{i}", fp) for i, fp in enumerate(fps)]
+    probes += [probe(f"n{i}", flip(fp, [i % 64])) for i, fp in enumerate(fps[:50])]
+    probes += [probe(f"x{i}", None, content=f"text of a{i}") for i in range(20)]  # exact copies
+    await index.check_and_insert(probes)
+    await index.check_and_insert([probe("a0", 1, content="new text")])  # a replacement
+    assert all(await index.forget([p.id for p in probes]))
+    await assert_only_bookkeeping_left(redis_client, "tidy")
+
+
+async def test_the_sweep_leaves_nothing_of_expired_articles(redis_client: aioredis.Redis) -> None:
+    index = RedisIndex(redis_client, "sweep", multi_index(7, 3), retention_s=1)
+    rng = random.Random(6)
+    fps = [rng.getrandbits(64) for _ in range(300)]
+    probes = [probe(f"a{i}", fp) for i, fp in enumerate(fps)]
+    probes += [probe(f"n{i}", flip(fp, [i % 64])) for i, fp in enumerate(fps[:60])]
+    probes += [probe(f"x{i}", None, content=f"text of a{i}") for i in range(30)]
+    await index.check_and_insert(probes)
+    await asyncio.sleep(2.1)
+    removed = 0
+    for _ in range(50):  # steps of ~100 records; a pass ends when the cursor returns to 0
+        removed += await index.expire(100)
+        if not await redis_client.exists(NamespaceKeys("sweep").sweep):
+            break
+    assert removed == len(probes)
+    await assert_only_bookkeeping_left(redis_client, "sweep")
+
+
+async def test_concurrent_clients_never_both_call_a_pair_unique(
+    redis_url: str, redis_client: aioredis.Redis
+) -> None:
+    """Two clients race with 300 near-duplicate pairs, each pair split between them."""
+    rng = random.Random(9)
+    pairs = []
+    for i in range(300):
+        base = rng.getrandbits(64)
+        pairs.append(
+            (probe(f"p{i}-x", base), probe(f"p{i}-y", flip(base, rng.sample(range(64), 2))))
+        )
+    clients = [aioredis.Redis.from_url(redis_url) for _ in range(2)]
+    indexes = [RedisIndex(c, "race") for c in clients]
+
+    async def run(side: int) -> list[Verdict]:
+        out = []
+        for pair in pairs:
+            [v] = await indexes[side].check_and_insert([pair[side]])
+            out.append(v)
+        return out
+
+    xs, ys = await asyncio.gather(run(0), run(1))
+    for x, y in zip(xs, ys, strict=True):
+        assert [x.kind is Kind.UNIQUE, y.kind is Kind.UNIQUE].count(True) == 1, (x, y)
+        dup = y if x.kind is Kind.UNIQUE else x
+        assert dup.duplicate_of == (x if dup is y else y).id
+        assert dup.distance == 2
+    for c in clients:
+        await c.aclose()
+
+
+async def test_unreachable_redis_is_translated() -> None:
+    index = RedisIndex(connect("redis://127.0.0.1:1/0"))
+    with pytest.raises(IndexUnavailable, match="cannot be reached"):
+        await index.check_and_insert([probe("a", 1)])
+    await index.close()
+
+
+async def test_a_flushed_script_cache_is_reloaded(redis_client: aioredis.Redis) -> None:
+    index = RedisIndex(redis_client, "reload")
+    await redis_client.script_flush()  # as after a Redis restart
+    outcomes = await index.check_and_insert([probe("a", 1), probe("b", 1)])
+    assert [o.kind for o in outcomes] == [Kind.UNIQUE, Kind.NEAR]
+
+
+# The worker reads an article's buckets, then the script decides (RedisIndex.read_buckets, then
+# run_checks). What happens between the two steps, staged:
+
+
+async def test_an_article_inserted_after_the_read_is_found_by_the_script(
+    redis_client: aioredis.Redis,
+) -> None:
+    index = RedisIndex(redis_client, "between", multi_index(7, 3))
+    late = probe("late", flip(BASE, [3, 40]))
+    reads = await index.read_buckets([late])
+    assert reads[0] is not None
+    assert reads[0].found.entry == b""
+    await index.check_and_insert([probe("first", BASE)])  # another replica, meanwhile
+    [v] = await index.run_checks([late], reads)
+    assert (v.kind, v.duplicate_of, v.distance) == (Kind.NEAR, "first", 2)
+
+
+async def test_a_nearest_entry_removed_after_the_read_sends_the_script_searching(
+    redis_client: aioredis.Redis,
+) -> None:
+    index = RedisIndex(redis_client, "removed", multi_index(7, 3))
+    # Two originals 8 bits apart, 2 and 6 bits from the article.
+    await index.check_and_insert(
+        [probe("closest", flip(BASE, [1, 2])), probe("other", flip(BASE, [10, 20, 30, 40, 50, 60]))]
+    )
+    article = probe("article", BASE)
+    reads = await index.read_buckets([article])
+    assert reads[0] is not None
+    assert reads[0].found.entry[:8] == flip(BASE, [1, 2]).to_bytes(8)
+    await index.forget(["closest"])
+    [v] = await index.run_checks([article], reads)
+    assert (v.kind, v.duplicate_of, v.distance) == (Kind.NEAR, "other", 6)
+
+
+async def test_a_read_older_than_the_recent_ring_sends_the_script_searching(
+    redis_client: aioredis.Redis,
+) -> None:
+    index = RedisIndex(redis_client, "wrapped", multi_index(7, 3))
+    article = probe("article", BASE)
+    reads = await index.read_buckets([article])  # an empty index, counter at 0
+    await index.check_and_insert([probe("first", flip(BASE, [5, 6]))])
+    # As if more articles than the ring holds had been inserted since the read: the counter
+    # has moved on, and first's slot holds a later entry (here: zeros).
+    await redis_client.incrby(NamespaceKeys("wrapped").seq, RECENT_SLOTS)
+    await redis_client.setrange(NamespaceKeys("wrapped").recent, 0, bytes(24))
+    [v] = await index.run_checks([article], reads)
+    assert (v.kind, v.duplicate_of, v.distance) == (Kind.NEAR, "first", 2)
+
+
+async def test_a_batch_read_in_several_mgets_finds_each_original(
+    redis_client: aioredis.Redis,
+) -> None:
+    # 57 probed buckets per article: a batch of 70 is read in three MGETs (26, 26, 18), each
+    # with its own snapshot; every article must be matched with its own original (a read
+    # handed to the wrong article would make its copy unique: the script trusts the read).
+    index = RedisIndex(redis_client, "groups", multi_index(8, 5), bucket_cache=False)
+    assert index.layout.probes == 57
+    rng = random.Random(5)
+    originals = [rng.getrandbits(64) for _ in range(70)]
+    await index.check_and_insert([probe(f"o{i}", fp) for i, fp in enumerate(originals)])
+    copies = [
+        probe(f"c{i}", flip(fp, [i % 64, (i + 7) % 64]), f"copy {i}")
+        for i, fp in enumerate(originals)
+    ]
+    verdicts = await index.check_and_insert(copies)
+    assert [(v.kind, v.duplicate_of, v.distance) for v in verdicts] == [
+        (Kind.NEAR, f"o{i}", 2) for i in range(70)
+    ]

@@ -1,0 +1,114 @@
+"""The Outbox, which carries the at-least-once guarantee: a batch's events are acked only after
+its output is sent, batches are acked in order, a failed send surfaces, and abandoning stops
+the send without acking anything."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, cast
+
+import faust
+import pytest
+
+from worker.stream.outbox import Outbox
+
+
+class FakeStream:
+    """Records the events acked, in order."""
+
+    def __init__(self) -> None:
+        self.acked: list[str] = []
+
+    async def ack(self, event: str) -> bool:
+        self.acked.append(event)
+        return True
+
+
+def outbox() -> tuple[Outbox, FakeStream]:
+    stream = FakeStream()
+    return Outbox(cast(faust.StreamT[Any], stream)), stream
+
+
+async def test_events_are_acked_only_after_their_send_completes() -> None:
+    box, stream = outbox()
+    sent = asyncio.Event()
+
+    async def send() -> None:
+        await sent.wait()
+
+    await box.put(["a", "b"], send)
+    await asyncio.sleep(0.01)
+    assert stream.acked == []  # the send is in flight: nothing acked yet
+    sent.set()
+    await box.flush()
+    assert stream.acked == ["a", "b"]
+
+
+async def test_put_returns_while_the_batch_is_sent_and_batches_are_acked_in_order() -> None:
+    box, stream = outbox()
+    order: list[str] = []
+    release = asyncio.Event()
+
+    def sender(name: str, gate: asyncio.Event | None = None) -> Any:
+        async def send() -> None:
+            if gate is not None:
+                await gate.wait()
+            order.append(f"sent {name}")
+
+        return send
+
+    await box.put(["1a", "1b"], sender("first", release))
+    assert stream.acked == []  # put returned with the first batch still being sent
+    second = asyncio.create_task(box.put(["2a"], sender("second")))
+    await asyncio.sleep(0.01)
+    assert not second.done()  # it waits for the first batch to be out and acked
+    release.set()
+    await second
+    await box.flush()
+    assert order == ["sent first", "sent second"]
+    assert stream.acked == ["1a", "1b", "2a"]
+
+
+async def test_a_failed_send_surfaces_on_the_next_put_and_acks_nothing() -> None:
+    box, stream = outbox()
+
+    async def fails() -> None:
+        raise RuntimeError("produce failed")
+
+    async def fine() -> None:
+        return None
+
+    await box.put(["a"], fails)
+    with pytest.raises(RuntimeError, match="produce failed"):
+        await box.put(["b"], fine)
+    assert stream.acked == []
+
+
+async def test_a_failed_send_surfaces_on_flush() -> None:
+    box, stream = outbox()
+
+    async def fails() -> None:
+        raise RuntimeError("produce failed")
+
+    await box.put(["a"], fails)
+    with pytest.raises(RuntimeError, match="produce failed"):
+        await box.flush()
+    assert stream.acked == []
+
+
+async def test_abandon_cancels_the_send_in_flight_and_acks_nothing() -> None:
+    box, stream = outbox()
+    cancelled = asyncio.Event()
+
+    async def hangs() -> None:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    await box.put(["a"], hangs)
+    await asyncio.sleep(0.01)
+    box.abandon()
+    await asyncio.wait_for(cancelled.wait(), 1)
+    assert stream.acked == []

@@ -1,0 +1,48 @@
+"""What must hold after any fault: every input has a verdict, a repeated verdict is identical to
+the first, nothing is its own duplicate, no two copies of a text are both unique, and every
+alert points at an article that was unique."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Any
+
+from tests.support.tenant import Outputs
+
+
+def verdicts_by_id(out: Outputs) -> dict[str, list[str]]:
+    """id -> every verdict emitted for it, as canonical JSON."""
+    seen: dict[str, list[str]] = defaultdict(list)
+    for name in ("unique", "duplicates"):
+        for body in out.get(name, []):
+            seen[body["id"]].append(json.dumps(body, sort_keys=True))
+    return seen
+
+
+def covers(ids: set[str]) -> Any:
+    """A collect_until condition: every id has a verdict."""
+    return lambda out: ids <= verdicts_by_id(out).keys()
+
+
+def assert_guarantees(out: Outputs, articles: list[dict[str, Any]]) -> int:
+    """Checks the guarantees; returns how many verdicts were repeats (redeliveries)."""
+    seen = verdicts_by_id(out)
+    missing = {a["id"] for a in articles} - seen.keys()
+    assert not missing, f"{len(missing)} articles have no verdict, e.g. {sorted(missing)[:5]}"
+    assert not out.get("rejected"), out.get("rejected", [])[:3]
+    for article_id, versions in seen.items():
+        assert len(set(versions)) == 1, f"{article_id} got different verdicts: {versions}"
+    first = {i: json.loads(v[0]) for i, v in seen.items()}
+    assert all(v.get("duplicate_of") != i for i, v in first.items()), "a self-duplicate"
+
+    unique = {i for i, v in first.items() if "duplicate_of" not in v}
+    by_text: dict[str, list[str]] = defaultdict(list)
+    for a in articles:
+        by_text[a["text"]].append(a["id"])
+    for ids in by_text.values():
+        both = unique.intersection(ids)
+        assert len(both) <= 1, f"copies of one text are all unique: {sorted(both)}"
+    for i, v in first.items():
+        assert v.get("duplicate_of", next(iter(unique))) in unique, f"{i} points at a duplicate"
+    return sum(len(v) - 1 for v in seen.values())

@@ -1,0 +1,57 @@
+"""Small builders the tests share: probes, fingerprints, bucket entries, input messages."""
+
+from __future__ import annotations
+
+import json
+
+import xxhash
+
+from worker.index.base import Index
+from worker.index.redis.format import pack_entry
+from worker.model import Probe, Verdict
+from worker.text.fingerprint import Fingerprinter
+
+BASE = 0xF0E1D2C3B4A59687  # a fingerprint with its top bit set: fingerprints are unsigned
+
+
+def probe(
+    id: str, fp: int | None, content: str | None = None, verification: int | None = None
+) -> Probe:
+    """A probe whose content hash comes from `content` (default: unique to the id)."""
+    digest = xxhash.xxh3_128_digest((content if content is not None else f"text of {id}").encode())
+    return Probe(id, digest, fp, verification)
+
+
+def flip(fp: int, bits: list[int]) -> int:
+    """`fp` with the given bits flipped."""
+    for b in bits:
+        fp ^= 1 << b
+    return fp
+
+
+async def one(index: Index, p: Probe) -> Verdict:
+    """The index's verdict on one probe."""
+    [verdict] = await index.check_and_insert([p])
+    return verdict
+
+
+def entry(fp: int, seq: int, seen_s: int = 100, verification: int = 0) -> bytes:
+    """One bucket entry, as the index stores it."""
+    return pack_entry(fp, seq, seen_s, verification)
+
+
+def search_fingerprint(fingerprinter: Fingerprinter, text: str) -> int:
+    """The text's search fingerprint (the text must be long enough to have one)."""
+    value = fingerprinter(text).search
+    assert value is not None, "the text is too short for a fingerprint"
+    return value
+
+
+def article(article_id: str, text: str, **fields: object) -> bytes:
+    """An input message: the article as JSON."""
+    return json.dumps({"id": article_id, "text": text, **fields}).encode()
+
+
+def keyed(articles: list[dict[str, str]]) -> list[tuple[bytes | None, bytes | None, int | None]]:
+    """(key, value, partition) messages of articles, keyed by id, partitioned by key."""
+    return [(a["id"].encode(), article(a["id"], a["text"]), None) for a in articles]

@@ -1,0 +1,178 @@
+"""Where the tests find real Redis and Kafka.
+
+In order: DEDUP_TEST_REDIS_URL / DEDUP_TEST_KAFKA_BOOTSTRAP if set; containers when a Docker
+engine answers (testcontainers); else the services of `stack/local-stack.sh up`.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from tests.support import ROOT
+
+LOCAL_REDIS_URL = "redis://127.0.0.1:{port}/15"  # db 15: the tests wipe it, the demo uses 0
+LOCAL_KAFKA = "127.0.0.1:{port}"
+HINT = "start the local services first: bash stack/local-stack.sh up"
+
+
+@cache
+def docker_available() -> bool:
+    try:
+        import docker
+
+        docker.from_env(timeout=3).ping()
+        return True
+    except Exception:
+        return False
+
+
+@contextmanager
+def redis_service() -> Iterator[str]:
+    if url := os.environ.get("DEDUP_TEST_REDIS_URL"):
+        yield url
+    elif docker_available():
+        from testcontainers.redis import RedisContainer
+
+        with RedisContainer("redis:7") as container:
+            host = container.get_container_host_ip()
+            yield f"redis://{host}:{container.get_exposed_port(6379)}/0"
+    else:
+        port = int(os.environ.get("DEDUP_STACK_REDIS_PORT", "6379"))
+        _require_port(port, "Redis")
+        yield LOCAL_REDIS_URL.format(port=port)
+
+
+@contextmanager
+def kafka_service() -> Iterator[str]:
+    if bootstrap := os.environ.get("DEDUP_TEST_KAFKA_BOOTSTRAP"):
+        yield bootstrap
+    elif docker_available():
+        from testcontainers.kafka import KafkaContainer
+
+        with KafkaContainer("confluentinc/cp-kafka:7.6.0").with_kraft() as container:
+            yield container.get_bootstrap_server()
+    else:
+        port = int(os.environ.get("DEDUP_STACK_KAFKA_PORT", "9092"))
+        _require_port(port, "Kafka")
+        yield LOCAL_KAFKA.format(port=port)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def cluster_base_port() -> int:
+    """A port p with p, p+1, p+2 free, and their cluster bus ports (p + 10000...) too."""
+    rng = random.Random()
+    for _ in range(200):
+        base = rng.randrange(20_000, 40_000)
+        ports = [base + i for i in range(3)]
+        if all(_port_free(p) and _port_free(p + 10_000) for p in ports):
+            return base
+    raise RuntimeError("no free ports for a Redis Cluster")
+
+
+@contextmanager
+def redis_cluster_service(state: Path) -> Iterator[str]:
+    """A 3-node Redis Cluster: DEDUP_TEST_REDIS_CLUSTER_URL (one node's URL) if set, else one
+    started by stack/local-stack.sh in `state` (Docker or not: redis-server is installed)."""
+    if url := os.environ.get("DEDUP_TEST_REDIS_CLUSTER_URL"):
+        yield url
+        return
+    base = cluster_base_port()
+    env = {**os.environ, "DEDUP_STACK_DIR": str(state), "DEDUP_STACK_CLUSTER_PORT": str(base)}
+    subprocess.run(
+        ["bash", str(SCRIPT), "up", "cluster"],
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    try:
+        yield f"redis://127.0.0.1:{base}/0"
+    finally:
+        subprocess.run(
+            ["bash", str(SCRIPT), "down", "cluster"],
+            env=env,
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+
+
+def _require_port(port: int, what: str) -> None:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    except OSError:
+        pytest.fail(
+            f"{what} is not running on 127.0.0.1:{port} and no Docker engine answers; {HINT}",
+            pytrace=False,
+        )
+
+
+SCRIPT = ROOT / "stack" / "local-stack.sh"
+
+
+class PrivateServices:
+    """A private Redis and/or Kafka broker, started by the project's own stack/local-stack.sh
+    in a temporary state dir on free ports, for tests that stop, restart or reconfigure them."""
+
+    def __init__(self, state: Path, **extra: str) -> None:
+        self.env = {
+            **os.environ,
+            **extra,
+            "DEDUP_STACK_DIR": str(state),
+            "DEDUP_STACK_KAFKA_PORT": str(free_port()),
+            "DEDUP_STACK_CONTROLLER_PORT": str(free_port()),
+            "DEDUP_STACK_REDIS_PORT": str(free_port()),
+        }
+        self.kafka = f"127.0.0.1:{self.env['DEDUP_STACK_KAFKA_PORT']}"
+        self.redis_url = f"redis://127.0.0.1:{self.env['DEDUP_STACK_REDIS_PORT']}/0"
+
+    def run(self, *args: str) -> None:
+        subprocess.run(
+            ["bash", str(SCRIPT), *args], env=self.env, check=True, capture_output=True, timeout=180
+        )
+
+    @contextmanager
+    def started(self, service: str) -> Iterator[None]:
+        self.run("up", service)
+        try:
+            yield
+        finally:
+            self.run("down", service)
+
+    def redis_cli(self, *args: str) -> str:
+        return subprocess.run(
+            ["redis-cli", "-p", self.env["DEDUP_STACK_REDIS_PORT"], *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout.strip()
+
+
+@contextmanager
+def private_service(service: str, state: Path, **extra: str) -> Iterator[PrivateServices]:
+    services = PrivateServices(state, **extra)
+    with services.started(service):
+        yield services

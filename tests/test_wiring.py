@@ -1,0 +1,75 @@
+"""The composition root, and the one source of defaults: the library classes built without
+arguments decide as the worker does with its default settings."""
+
+from __future__ import annotations
+
+import inspect
+
+from worker import defaults, wiring
+from worker.index import MemoryIndex
+from worker.index.redis import RedisIndex
+from worker.index.redis.client import connect
+from worker.settings import Settings
+from worker.text.fingerprint import Fingerprinter
+
+
+def test_the_layout_is_named_or_planned() -> None:
+    assert wiring.layout(Settings(threshold=3, layout="multi-index:2")).spec() == ("63-32/1 31-0/1")
+    planned = wiring.layout(Settings(threshold=7, expected_docs=5_000_000))
+    assert planned.family == "multi-index"
+    assert planned.threshold == 7
+
+
+def test_a_related_threshold_lays_the_tables_out_for_it() -> None:
+    s = Settings(threshold=3, related_threshold=10, layout="multi-index:4")
+    index = wiring.memory_index(s)
+    assert index.layout.threshold == 10
+    assert index.threshold == 3
+
+
+def test_library_defaults_are_the_workers() -> None:
+    settings = Settings()
+    worker_index = wiring.memory_index(settings)
+    library_index = MemoryIndex()
+    redis_index = RedisIndex(connect("redis://127.0.0.1:1/0"))  # (never connects)
+    for index in (library_index, redis_index):
+        assert index.layout == worker_index.layout
+        assert (
+            index.threshold,
+            index.verify_threshold,
+            index.max_bucket_read,
+            index.retention_s,
+        ) == (
+            worker_index.threshold,
+            worker_index.verify_threshold,
+            worker_index.max_bucket_read,
+            worker_index.retention_s,
+        )
+    worker_fp, library_fp = wiring.fingerprinter(settings), Fingerprinter()
+    assert (library_fp.shingle_size, library_fp.chinese, library_fp.min_words) == (
+        worker_fp.shingle_size,
+        worker_fp.chinese,
+        worker_fp.min_words,
+    )
+    assert library_fp.idf == worker_fp.idf
+
+
+def test_every_default_is_a_setting_default() -> None:
+    """Settings spells no default of its own where worker.defaults has one."""
+    names = {
+        "threshold": "THRESHOLD",
+        "related_threshold": "RELATED_THRESHOLD",
+        "verify_threshold": "VERIFY_THRESHOLD",
+        "shingle_size": "SHINGLE_SIZE",
+        "chinese_units": "CHINESE_UNITS",
+        "min_words": "MIN_WORDS",
+        "layout": "LAYOUT",
+        "expected_docs": "EXPECTED_DOCS",
+        "recall": "RECALL",
+        "max_bucket_read": "MAX_BUCKET_READ",
+    }
+    settings = Settings()
+    for field, constant in names.items():
+        assert getattr(settings, field) == getattr(defaults, constant), field
+    signature = inspect.signature(Fingerprinter)
+    assert signature.parameters["min_words"].default == defaults.MIN_WORDS

@@ -1,0 +1,125 @@
+"""The commands on the shared index: forget articles, report its status, plan its layout."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+import click
+
+from worker import wiring
+from worker.cli.common import clean_errors, settings_from_env
+
+if TYPE_CHECKING:
+    from worker.index.redis.status import Status
+
+
+@click.command()
+@click.argument("ids", nargs=-1, required=True)
+def forget(ids: tuple[str, ...]) -> None:
+    """Remove articles from the shared index by id: they no longer match, and their ids may
+    be used again. (A tombstone {"id": ..., "op": "delete"} on the input topic does the same
+    in stream order.)"""
+    settings = settings_from_env()
+    index = wiring.redis_index(settings)
+
+    async def run() -> list[bool]:
+        try:
+            return await index.forget(list(ids))
+        finally:
+            await index.close()
+
+    with clean_errors():
+        held = asyncio.run(run())
+    for article_id, was in zip(ids, held, strict=True):
+        click.echo(f"{'forgot' if was else 'not indexed'}: {article_id}")
+
+
+@click.command()
+def status() -> None:
+    """What the shared index holds: articles, layout, bucket sizes, memory, retention."""
+    from worker.index.redis.status import read_status
+
+    settings = settings_from_env()
+    client = wiring.redis_client(settings)
+
+    async def run() -> Status:
+        try:
+            return await read_status(client, settings.namespace)
+        finally:
+            await client.aclose()
+
+    with clean_errors():
+        st = asyncio.run(run())
+    layout = st.layout or {"layout": "(none yet: no worker has started on this namespace)"}
+    click.echo(f"namespace      {settings.namespace}")
+    click.echo(
+        f"layout         {layout.get('layout')}, threshold {layout.get('threshold', '-')}, "
+        f"related threshold {layout.get('related_threshold', '-')}"
+    )
+    click.echo(f"tables         {layout.get('tables', '-')}")
+    click.echo(
+        f"articles       {st.records:,} with a verdict; {st.originals:,} originals in "
+        f"the buckets; {st.exact_texts:,} distinct texts"
+    )
+    click.echo(
+        f"buckets        {st.buckets:,} holding {st.entries:,} entries "
+        f"({st.entries_per_bucket:.1f} per bucket); largest {st.largest_bucket:,} "
+        f"(reads stop at {settings.max_bucket_read:,}: DEDUP_MAX_BUCKET_READ)"
+    )
+    click.echo(
+        "bucket sizes   "
+        + ", ".join(f"<={size:,}: {count:,}" for size, count in st.bucket_sizes.items())
+    )
+    click.echo(
+        f"memory         {st.redis_memory_bytes / 2**20:,.1f} MiB used by Redis (every namespace)"
+    )
+    retention = (
+        f"{settings.retention_days:g} days"
+        if settings.retention_s
+        else "none: articles are kept for ever"
+    )
+    click.echo(f"retention      {retention} (DEDUP_RETENTION_DAYS)")
+
+
+@click.command()
+@click.option("--threshold", type=int, required=True, help="Largest Hamming distance k.")
+@click.option("--docs", type=int, required=True, help="Articles the index will hold.")
+@click.option(
+    "--recall",
+    type=float,
+    default=1.0,
+    show_default=True,
+    help="Least recall at every distance up to k; below 1 allows sampled tables.",
+)
+@click.option("--cosine", type=float, help="Also show what happens to a pair at this cosine.")
+def plan(threshold: int, docs: int, recall: float, cosine: float | None) -> None:
+    """Compare the index layouts for threshold K and N articles; mark the worker's choice."""
+    from worker.layout import cosine as cos
+    from worker.layout import planner
+
+    settings = settings_from_env(threshold=threshold, expected_docs=docs, recall=recall)
+    chosen = planner.plan(threshold, docs, settings.max_bucket_read, recall)
+    click.echo(
+        f"threshold {threshold}, {docs:,} articles, recall >= {recall} at 0..{threshold},"
+        f" at most {settings.max_bucket_read:,} entries read per bucket "
+        "(figures predicted by the cost model in worker/layout/planner.py)"
+    )
+    for line in planner.plan_table(chosen):
+        click.echo(line)
+    click.echo(
+        f"chosen (*): {chosen.choice.layout.name()}: the fastest without hot buckets "
+        "and with no more memory per article than the pigeonhole layout"
+    )
+    if cosine is not None:
+        try:
+            f = cos.figures(cosine, chosen.choice.layout)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--cosine") from None
+        click.echo(
+            f"cosine {f.cosine}: angle {f.angle_degrees:.2f} deg; one bit agrees with "
+            f"probability {f.bit_agreement:.2%}; expected {f.equal_bits:.2f} equal and "
+            f"{f.differing_bits:.2f} differing bits of 64; exact 64-bit collision "
+            f"{f.exact_collision:.3g}; distance <= {threshold}: {f.within_threshold:.3g}; "
+            f"found by the chosen tables: {f.found:.3g}"
+        )

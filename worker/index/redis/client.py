@@ -1,0 +1,103 @@
+"""The Redis client the index uses, and Redis's errors translated into ours.
+
+redis-py's asyncio connections pack commands in Python, copying the command so far again for
+every argument, while its sync ones use hiredis, in C (upstream: redis/redis-py#4176). The
+connections made here pack with hiredis too, and take a command's last argument ready-made
+(`Encoded`): thousands of bucket names are sent with one join rather than encoded one by one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import hiredis
+import redis.asyncio as aioredis
+import redis.exceptions
+from redis.asyncio.connection import (
+    AbstractConnection,
+    Connection,
+    SSLConnection,
+    UnixDomainSocketConnection,
+)
+
+from worker.errors import IndexStoreError, IndexUnavailable
+from worker.index.redis.keys import PREFIX
+
+# What a Redis ACL user needs (docs/operations.md; tested in tests/security).
+REDIS_ACL_COMMANDS = "+@scripting +@hash +@string +@transaction +@connection +time +del"
+
+Client = aioredis.Redis | aioredis.RedisCluster
+
+
+def connect(url: str, cluster: bool = False) -> Client:
+    """A client for one Redis, or for a Redis Cluster reached through one of its nodes (every
+    key of a namespace shares its hash tag, so each script call runs on one node)."""
+    if cluster:
+        return aioredis.RedisCluster.from_url(url, decode_responses=False)
+    client = aioredis.Redis.from_url(url, decode_responses=False)
+    pool = client.connection_pool
+    pool.connection_class = _PACKING_IN_C.get(pool.connection_class, pool.connection_class)
+    return client
+
+
+def packs_encoded(client: Client) -> bool:
+    """Whether `client` takes Encoded arguments (a cluster client routes a command by its
+    keys, so it needs them as names)."""
+    return isinstance(client, aioredis.Redis) and issubclass(
+        client.connection_pool.connection_class, _PackInC
+    )
+
+
+def bulk_string(name: str) -> bytes:
+    """One argument in Redis's wire format (RESP)."""
+    data = name.encode("utf-8")
+    return b"$%d\r\n%s\r\n" % (len(data), data)
+
+
+class Encoded(bytes):
+    """`arguments` of them already in Redis's wire format, one after another (bulk_string)."""
+
+    arguments: int
+
+    def __new__(cls, data: bytes, arguments: int) -> Encoded:
+        self = super().__new__(cls, data)
+        self.arguments = arguments
+        return self
+
+
+class _PackInC:
+    def pack_command(self, *args: Any) -> list[bytes]:
+        if isinstance(args[0], str):  # "SCRIPT LOAD": two words, sent as two arguments
+            args = (*args[0].encode().split(), *args[1:])
+        tail = args[-1] if isinstance(args[-1], Encoded) else None
+        try:
+            head = hiredis.pack_command(args[:-1] if tail is not None else args)
+        except TypeError as exc:
+            raise redis.exceptions.DataError(str(exc)) from exc
+        if tail is None:
+            return [head]
+        # The head counts its own arguments ("*<n>\r\n"): count the encoded ones too.
+        count = b"*%d\r\n" % (len(args) - 1 + tail.arguments)
+        return [count + head[head.index(b"\r\n") + 2 :], bytes(tail)]
+
+
+_PACKING_IN_C: dict[type[AbstractConnection], type[AbstractConnection]] = {
+    base: type(base.__name__, (_PackInC, base), {})
+    for base in (Connection, SSLConnection, UnixDomainSocketConnection)
+}
+
+
+def translate(exc: redis.exceptions.RedisError) -> IndexStoreError:
+    """Our error for one of Redis's, with what to do about it."""
+    if isinstance(exc, redis.exceptions.ConnectionError | redis.exceptions.TimeoutError):
+        return IndexUnavailable(f"Redis cannot be reached: {exc}")
+    if isinstance(exc, redis.exceptions.BusyLoadingError):
+        return IndexUnavailable(f"Redis is loading its data: {exc}")
+    if isinstance(exc, redis.exceptions.NoPermissionError):
+        return IndexStoreError(
+            f"the Redis user lacks a permission ({exc}); grant it the keys ~{PREFIX}:* and "
+            f"the commands it runs: {REDIS_ACL_COMMANDS}"
+        )
+    if isinstance(exc, redis.exceptions.AuthenticationError):
+        return IndexStoreError(f"Redis refused the credentials in DEDUP_REDIS_URL: {exc}")
+    return IndexStoreError(f"Redis refused the request: {exc}")

@@ -1,0 +1,198 @@
+"""The index's Lua scripts (lua/): their sources, running a batch of calls of one in a
+pipeline, and each script's KEYS and ARGV, built here and nowhere else (the scripts' headers
+describe them) together with the parsing of their replies.
+
+Every script is sent with lib.lua in front of it: the storage format and the removal of an
+article, which they share.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Sequence
+from enum import StrEnum
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import redis.exceptions
+
+from worker.index.redis.client import Client
+from worker.index.redis.keys import NamespaceKeys
+from worker.index.redis.nearest import BucketRead
+from worker.layout.tables import Layout, Table
+from worker.model import Kind, Probe, Verdict
+from worker.text.simhash import from_bytes, to_bytes
+
+
+class Script(StrEnum):
+    CHECK_AND_INSERT = "check_and_insert.lua"
+    FORGET = "forget.lua"
+    EXPIRE = "expire.lua"
+    SINCE = "since.lua"
+
+
+LIB = "lib.lua"
+# Articles per check-and-insert call: enough to share the call's set-up, few enough that one
+# call does not hold Redis's one thread up for long.
+ARTICLES_PER_CALL = 25
+
+
+@cache
+def _text(name: str) -> str:
+    return resources.files("worker.index.redis.lua").joinpath(name).read_text("utf-8")
+
+
+def library() -> str:
+    """lib.lua: the storage format and the removal of an article."""
+    return _text(LIB)
+
+
+def source(script: Script) -> str:
+    """What is sent to Redis: lib.lua, then the script."""
+    return library() + "\n" + _text(script)
+
+
+@cache
+def sha(script: Script) -> str:
+    return hashlib.sha1(source(script).encode("utf-8")).hexdigest()
+
+
+async def run(client: Client, script: Script, calls: Sequence[Sequence[Any]]) -> list[Any]:
+    """Every call of `script` (its numkeys, KEYS and ARGV) in one pipeline: one round trip.
+    (redis-py's Script objects add a SCRIPT EXISTS round trip to every pipeline.)"""
+    try:
+        return await _evalsha(client, script, calls)
+    except redis.exceptions.NoScriptError:
+        # First use, or Redis lost its script cache (restart, SCRIPT FLUSH). Nothing in the
+        # batch ran: every call failed the same way, so running it again is safe.
+        await client.script_load(source(script))
+        return await _evalsha(client, script, calls)
+
+
+async def _evalsha(client: Client, script: Script, calls: Sequence[Sequence[Any]]) -> list[Any]:
+    async with client.pipeline(transaction=False) as pipe:
+        for call in calls:
+            # (execute_command: redis-py refuses pipe.evalsha on a cluster pipeline)
+            pipe.execute_command("EVALSHA", sha(script), *call)
+        return await pipe.execute()
+
+
+def with_keys(keys: Sequence[str], argv: Sequence[Any]) -> list[Any]:
+    return [len(keys), *keys, *argv]
+
+
+class CheckAndInsertCalls:
+    """Builds check_and_insert.lua's calls for one index: the arguments every call shares,
+    made once, then each article's."""
+
+    def __init__(
+        self,
+        keys: NamespaceKeys,
+        layout: Layout,
+        *,
+        threshold: int,
+        max_bucket_read: int,
+        retention_s: int,
+        verify_threshold: int,
+    ) -> None:
+        self.layout = layout
+        self.verified = verify_threshold >= 0
+        shape = [(t.width, t.radius, _first_half(t)) for t in layout.tables]
+        self._shared = with_keys(
+            [*keys.shared, keys.seq],
+            [
+                threshold,
+                layout.threshold,
+                max_bucket_read,
+                keys.buckets,
+                retention_s,
+                verify_threshold,
+                len(shape),
+                *itertools.chain.from_iterable(shape),
+            ],
+        )
+
+    def calls(self, probes: Sequence[Probe], reads: Sequence[BucketRead | None]) -> list[list[Any]]:
+        """One call per ARTICLES_PER_CALL probes, in order."""
+        out = []
+        for start in range(0, len(probes), ARTICLES_PER_CALL):
+            call = list(self._shared)
+            for probe, read in zip(
+                probes[start : start + ARTICLES_PER_CALL],
+                reads[start : start + ARTICLES_PER_CALL],
+                strict=True,
+            ):
+                call += self._article(probe, read)
+            out.append(call)
+        return out
+
+    def _article(self, probe: Probe, read: BucketRead | None) -> list[Any]:
+        fp = probe.fingerprint
+        verification = probe.verification if self.verified else None
+        argv: list[Any] = [
+            probe.id.encode("utf-8"),
+            probe.content_hash,
+            to_bytes(fp) if fp is not None else b"",
+            to_bytes(verification) if verification is not None else b"",
+        ]
+        if read is None:  # the worker read nothing: the script searches the buckets
+            argv += [b"", b"", 0, 0, 0]
+        else:
+            argv += [
+                read.snapshot,
+                read.found.entry,
+                read.found.candidates,
+                read.found.hot,
+                len(read.expired),
+                *read.expired,
+            ]
+        if fp is not None:
+            argv += self.layout.keys(fp)
+        return argv
+
+    @staticmethod
+    def verdict(probe: Probe, reply: list[bytes | int]) -> Verdict:
+        """The verdict in one article's reply."""
+        kind = bytes(reply[0]).decode()
+        _, distance, dup_id, dup_fp, seen_at, replayed, candidates, hot, replaced = reply
+        assert isinstance(distance, int)
+        assert isinstance(seen_at, int)
+        assert isinstance(candidates, int)
+        assert isinstance(hot, int)
+        assert isinstance(dup_id, bytes)
+        assert isinstance(dup_fp, bytes)
+        return Verdict(
+            id=probe.id,
+            kind=Kind(kind),
+            fingerprint=probe.fingerprint,
+            duplicate_of=dup_id.decode("utf-8") if kind != Kind.UNIQUE else None,
+            distance=distance if distance >= 0 else None,
+            duplicate_of_fingerprint=from_bytes(dup_fp) if dup_fp else None,
+            seen_at_ms=seen_at,
+            replayed=bool(replayed),
+            candidates=candidates,
+            hot_buckets=hot,
+            replaced=bool(replaced),
+        )
+
+
+def _first_half(table: Table) -> int:
+    """Which half of a candidate the script compares first: the one this table's key covers
+    less (0: the high 32 bits, bytes 1-4; 4: the low 32 bits), as candidates found through
+    the table nearly agree on its key bits and differ most elsewhere."""
+    high = sum(p >= 32 for p in table.positions)
+    return 4 if high > table.width - high else 0
+
+
+def since_call(keys: NamespaceKeys, last: int) -> list[Any]:
+    return with_keys([keys.seq, keys.recent], [last])
+
+
+def forget_call(keys: NamespaceKeys, ids: Sequence[str]) -> list[Any]:
+    return with_keys(keys.shared, [keys.buckets, *(i.encode("utf-8") for i in ids)])
+
+
+def expire_call(keys: NamespaceKeys, retention_s: int, limit: int) -> list[Any]:
+    return with_keys([*keys.shared, keys.sweep], [keys.buckets, retention_s, limit])

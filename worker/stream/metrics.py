@@ -1,0 +1,124 @@
+"""The worker's Prometheus metrics, and an index whose round trips they time."""
+
+from __future__ import annotations
+
+import collections
+import logging
+from collections.abc import Sequence
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+
+from worker.index.base import Index
+from worker.model import Decision, Forgotten, Probe, Rejection, Verdict
+
+log = logging.getLogger(__name__)
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+COUNT_BUCKETS = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
+
+
+class Metrics:
+    """The worker's metrics, in a registry of their own (nothing global)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.verdicts = Counter(
+            "dedup_verdicts",
+            "Verdicts sent, by kind; replayed: a message decided before (redelivery)",
+            ["kind", "replayed"],
+            registry=r,
+        )
+        self.dead_letters = Counter(
+            "dedup_dead_letters",
+            "Messages sent to the dead-letter topic, by reason",
+            ["reason"],
+            registry=r,
+        )
+        self.updates = Counter(
+            "dedup_updates",
+            "Index changes by message: replaced (an id sent "
+            "again with new text), deleted (a tombstone for an indexed id), "
+            "absent (a tombstone for an id not indexed)",
+            ["change"],
+            registry=r,
+        )
+        self.expired = Counter("dedup_expired", "Articles removed by the expiry sweep", registry=r)
+        self.latency = Histogram(
+            "dedup_latency_seconds",
+            "From an input message's timestamp to its verdict acknowledged by Kafka",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.batch_seconds = Histogram(
+            "dedup_batch_seconds", "Deciding one batch", buckets=LATENCY_BUCKETS, registry=r
+        )
+        self.index_seconds = Histogram(
+            "dedup_index_seconds",
+            "One batch's index work (bucket reads, comparison, Lua calls)",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.candidates = Histogram(
+            "dedup_candidates",
+            "Bucket entries compared per article",
+            buckets=COUNT_BUCKETS,
+            registry=r,
+        )
+        self.hot_buckets = Counter(
+            "dedup_hot_buckets",
+            "Buckets read only in part (over DEDUP_MAX_BUCKET_READ entries)",
+            registry=r,
+        )
+        self.index_retries = Counter(
+            "dedup_index_retries", "Batches retried because the index failed", registry=r
+        )
+
+    def record(self, decisions: Sequence[Decision]) -> None:
+        # Tallied per batch, then added: a labelled increment costs more than a tally.
+        tally: collections.Counter[tuple[Counter, tuple[str, ...]]] = collections.Counter()
+        for decision in decisions:
+            if isinstance(decision, Rejection):
+                tally[self.dead_letters, (decision.reason.value,)] += 1
+            elif isinstance(decision, Forgotten):
+                tally[self.updates, ("deleted" if decision.was_indexed else "absent",)] += 1
+            else:
+                verdict = decision.verdict
+                if verdict.replaced:
+                    tally[self.updates, ("replaced",)] += 1
+                replayed = "true" if verdict.replayed else "false"
+                tally[self.verdicts, (verdict.kind.value, replayed)] += 1
+                if not verdict.replayed and verdict.fingerprint is not None:
+                    self.candidates.observe(verdict.candidates)
+                if verdict.hot_buckets:
+                    self.hot_buckets.inc(verdict.hot_buckets)
+                    log.warning(
+                        "article %r: %d hot bucket(s) read only in part; raise "
+                        "DEDUP_MAX_BUCKET_READ or look for repeated boilerplate",
+                        verdict.id,
+                        verdict.hot_buckets,
+                    )
+        for (counter, labels), count in tally.items():
+            counter.labels(*labels).inc(count)
+
+
+class TimedIndex:
+    """An index whose round trips are timed into the metrics."""
+
+    def __init__(self, index: Index, metrics: Metrics) -> None:
+        self.index, self.metrics, self.threshold = index, metrics, index.threshold
+
+    async def check_and_insert(self, probes: Sequence[Probe]) -> list[Verdict]:
+        with self.metrics.index_seconds.time():
+            return await self.index.check_and_insert(probes)
+
+    async def forget(self, ids: Sequence[str]) -> list[bool]:
+        with self.metrics.index_seconds.time():
+            return await self.index.forget(ids)
+
+    async def expire(self, limit: int = 1000) -> int:
+        removed = await self.index.expire(limit)
+        self.metrics.expired.inc(removed)
+        return removed
+
+    async def close(self) -> None:
+        await self.index.close()

@@ -1,0 +1,87 @@
+"""The composition root: what the worker and the commands run, built from Settings here and
+nowhere else. The classes it builds take plain arguments (and default to worker.defaults),
+so they can be used without Settings too.
+
+Each builder imports what it builds when it runs: a command loads only what it uses (`scan`
+never loads Redis's client, `--help` not even numpy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from worker.settings import Settings
+
+if TYPE_CHECKING:
+    from worker.index.base import Index
+    from worker.index.memory import MemoryIndex
+    from worker.index.redis import RedisIndex
+    from worker.index.redis.client import Client
+    from worker.layout.tables import Layout
+    from worker.pipeline.pipeline import Pipeline
+    from worker.text.fingerprint import Fingerprinter
+
+
+def layout(settings: Settings) -> Layout:
+    """The index's table layout, laid out for the search threshold: the one named by
+    `settings.layout`, or the planner's choice."""
+    from worker.layout.planner import choose
+
+    return choose(
+        settings.search_threshold,
+        settings.layout,
+        settings.expected_docs,
+        settings.recall,
+        settings.max_bucket_read,
+    )
+
+
+def fingerprinter(settings: Settings) -> Fingerprinter:
+    from pathlib import Path
+
+    from worker.text.fingerprint import Fingerprinter
+    from worker.text.idf import IdfTable
+
+    idf = IdfTable.load(Path(settings.idf_file)) if settings.idf_file else None
+    return Fingerprinter(settings.shingle_size, settings.chinese_units, settings.min_words, idf)
+
+
+def _index_options(settings: Settings) -> dict[str, Any]:
+    return {
+        "threshold": settings.threshold,
+        "verify_threshold": settings.verify_threshold,
+        "max_bucket_read": settings.max_bucket_read,
+        "retention_s": settings.retention_s,
+    }
+
+
+def memory_index(settings: Settings, clock_ms: Callable[[], int] | None = None) -> MemoryIndex:
+    from worker.index.memory import MemoryIndex
+
+    return MemoryIndex(layout(settings), clock_ms=clock_ms, **_index_options(settings))
+
+
+def redis_client(settings: Settings) -> Client:
+    from worker.index.redis.client import connect
+
+    return connect(settings.redis_url, settings.redis_cluster)
+
+
+def redis_index(settings: Settings) -> RedisIndex:
+    """The shared index, on a client of its own."""
+    from worker.index.redis import RedisIndex
+
+    return RedisIndex(
+        redis_client(settings),
+        settings.namespace,
+        layout(settings),
+        bucket_cache=settings.bucket_cache,
+        **_index_options(settings),
+    )
+
+
+def pipeline(settings: Settings, index: Index) -> Pipeline:
+    from worker.pipeline.pipeline import Pipeline
+
+    return Pipeline(fingerprinter(settings), index, settings.max_message_bytes)
