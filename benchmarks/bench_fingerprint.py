@@ -46,7 +46,7 @@ def floor(chinese: str) -> Method:
 
 
 def units_floor(text: str) -> object:
-    """The words mode's floor: normalising, cutting units, hashing each unit once."""
+    """The floor: normalising, cutting units, hashing each unit once."""
     return [xxhash.xxh3_64_intdigest(u.encode()) for u in units(normalized_tokens(text)).items]
 
 

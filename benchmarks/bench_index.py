@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 
 from benchmarks.redis_state import settle, wipe
-from worker import wiring
+from worker import defaults, wiring
 from worker.index.redis import RedisIndex
 from worker.index.redis.client import Client, connect
 from worker.layout.planner import estimate
@@ -129,7 +129,7 @@ async def measure(
     settle_s = await settle(client)
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     refresh_start = time.perf_counter()
-    await index.refresh()  # the worker's copy of the buckets loaded before timing, if it has one
+    await index.refresh()  # the bucket cache loaded before timing, if it has one
     refresh_s = time.perf_counter() - refresh_start
     copy_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) / 1024
     predicted = estimate(layout, docs, index.max_bucket_read)
@@ -140,7 +140,7 @@ async def measure(
     )
     if index.uses_bucket_cache:
         print(
-            f"  the worker's copy of the buckets loaded in {refresh_s:.1f} s; the benchmark's "
+            f"  the bucket cache loaded in {refresh_s:.1f} s; the benchmark's "
             f"peak memory grew {copy_mb:,.0f} MB"
         )
 
@@ -224,8 +224,8 @@ async def measure(
 
 
 async def server_cpu_s(client: Client) -> float:
-    """CPU seconds Redis has used: commandstats leave out part of a script's cost (measured:
-    a script scanning 320 KB showed 0.2 ms there and 23 ms of CPU)."""
+    """CPU seconds Redis has used: commandstats leave out part of a script's cost (a script
+    that scans a large string shows a small part of its CPU time there)."""
     cpu = await client.info("cpu")
     return float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
 
@@ -244,7 +244,7 @@ async def run(args: argparse.Namespace) -> None:
     source = "from the bucket cache" if args.bucket_cache else "with MGETs"
     print(
         f"threshold {args.threshold}, {args.docs:,} articles indexed, whole buckets read "
-        f"(max_bucket_read {UNBOUNDED:,}), verification threshold {args.verification}; buckets "
+        f"(max_bucket_read {UNBOUNDED:,}), verification threshold {args.verify}; buckets "
         f"read {source}"
     )
     for label, layout in layouts_to_run(args.layouts.split(","), args.threshold, args.docs):
@@ -253,7 +253,7 @@ async def run(args: argparse.Namespace) -> None:
             "bench",
             layout,
             max_bucket_read=UNBOUNDED,
-            verify_threshold=args.verification,
+            verify_threshold=args.verify,
             bucket_cache=args.bucket_cache,
         )
         await measure(
@@ -274,17 +274,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--docs", type=int, default=100_000, help="articles indexed first")
     parser.add_argument("--measure", type=int, default=5_000, help="articles timed per mode")
-    parser.add_argument("--threshold", type=int, default=3)
+    parser.add_argument("--threshold", type=int, default=defaults.THRESHOLD)
     parser.add_argument(
         "--layouts",
-        default="pigeonhole,auto",
+        default="auto",
         help="comma-separated: auto, pigeonhole, multi-index:M, blocks:B, sampled:LxR",
     )
     parser.add_argument("--depth", type=int, default=64, help="pipeline depth")
     parser.add_argument(
         "--verify",
         type=int,
-        default=-1,
+        default=defaults.VERIFY_THRESHOLD,
         help="verification threshold (-1: none); planted copies are 2 bits "
         "apart in the verification fingerprint",
     )
@@ -296,7 +296,7 @@ def main() -> None:
         "--bucket-cache",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="the worker's copy of the buckets (the default), or MGETs",
+        help="the worker's bucket cache (the default), or MGETs",
     )
     parser.add_argument(
         "--redis-url", default=os.environ.get("DEDUP_BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")

@@ -1,4 +1,5 @@
-"""docker-compose.yml cannot run here (no Docker engine); this keeps it consistent with the code."""
+"""docker-compose.yml and the Dockerfile stay consistent with the code: the settings they name
+exist, the image runs the package's command."""
 
 import yaml
 

@@ -175,7 +175,7 @@ def encode(body: dict[str, Any]) -> bytes:
     return orjson.dumps(body)
 
 
-@lru_cache(maxsize=1024)  # one script call decides ~25 articles at the same millisecond
+@lru_cache(maxsize=1024)  # one script call decides many articles at the same millisecond
 def iso_time(ms: int) -> str:
     stamp = datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
     return stamp.replace("+00:00", "Z")

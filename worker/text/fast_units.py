@@ -1,13 +1,12 @@
-"""The words mode's units of a batch of texts, found and hashed in numpy, without a Python
-object per unit.
+"""The units of a batch of texts, found and hashed in numpy, without a Python object per unit.
 
-Equal to `tokens.units(normalize.normalized_tokens(text))` with Han characters as units (the
+Equal to `features.units(normalize.normalized_tokens(text))` with Han characters as units (the
 default, not jieba words), each unit hashed with xxh3_64, and the text's content hash; but done
 over one buffer holding the whole batch. Each text is folded by `normalize.folded_utf8` (one
 C-level pass or a few); units are then found by comparing neighbouring characters (a Han
 character is a unit of its own; other units run from a space or a Han character to the next),
-and worker.text.xxh3 hashes them all at once (only units over 16 bytes one by one). This was most of
-the cost of fingerprinting: ~100 ns per word in Python.
+and worker.text.xxh3 hashes them all at once (only units over 16 bytes one by one): a Python
+step per word was most of the cost of fingerprinting.
 """
 
 from __future__ import annotations

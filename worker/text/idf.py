@@ -42,7 +42,8 @@ class IdfTable:
 
         The stored hashes are sorted and bucketed by their top bits; most buckets hold at most
         one, so one look-up settles most units, and only those in crowded buckets are searched
-        (a binary search for every unit costs ~4x as much: its branches are unpredictable)."""
+        (a binary search for every unit costs several times as much: its branches are
+        unpredictable)."""
         table = self._by_hash
         bucket = (hashes >> table.shift).astype(np.intp)
         place = table.first[bucket]
@@ -138,7 +139,7 @@ class _HashedWeights:
 def jieba_table() -> IdfTable:
     """For Chinese jieba words (`chinese="jieba"`): the packaged table's non-Han units plus
     the IDF table jieba ships (jieba/analyse/idf.txt, 270k words, ln(N/df): +1 puts it on this
-    module's scale). Measured against characters in docs/quality.md: characters do better."""
+    module's scale). docs/quality.md says why characters are the default."""
     base = default_table()
     text = resources.files("jieba").joinpath("analyse/idf.txt").read_text("utf-8")
     weights = {unit: w for unit, w in base.weights.items() if not HAN_CHAR.search(unit)}

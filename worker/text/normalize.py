@@ -37,7 +37,7 @@ def _fold(text: str) -> str:
     # casefold can leave a non-NFKC string behind (e.g. 'ǰ' -> 'ǰ'), so normalise again.
     folded = unicodedata.normalize("NFKC", folded)
     # folded.translate(_table()), but in numpy: str.translate looks every character up in a
-    # dict, ~60 ns each, most of the cost of normalising Chinese text.
+    # dict, which is most of the cost of normalising Chinese text.
     # ("surrogatepass": a lone surrogate is a code point like any other, deleted by the table)
     points = np.frombuffer(folded.encode("utf-32-le", "surrogatepass"), dtype="<u4")
     points = _code_point_table()[points]

@@ -1,14 +1,14 @@
 """The names of the buckets that checking a batch of fingerprints reads: in every table, each
 key within the table's radius of the fingerprint's own. Built for the whole batch at once with
-numpy, from every name of each table made once (~8 us per article name by name, ~1 us so:
-measured). Pure: no Redis.
+numpy, from every name of each table made once (formatting names one by one costs several
+times as much). Pure: no Redis.
 
 Names also come encoded by a given function (RedisIndex: as Redis's wire format), made once
-each too and joined a group of fingerprints at a time, so that sending a batch's ~6,000 names
-costs one join rather than encoding each name again.
+each too and joined a group of fingerprints at a time, so that sending a batch's thousands of
+names costs one join rather than encoding each name again.
 
 Buckets also come as numbers, each table's keys numbered after the tables before it, for the
-worker's copy of the buckets (Mirror): it finds a batch's buckets by indexing arrays with them.
+worker's bucket cache (BucketCache): it finds a batch's buckets by indexing arrays with them.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 
 from worker.layout.tables import Layout, Table, neighbours
 
-MAX_NAMED_WIDTH = 16  # tables up to this wide have all their names made once (65,536: ~5 MB)
+MAX_NAMED_WIDTH = 16  # tables up to this wide have all their names made once (65,536 names)
 
 
 class BucketAddresses:

@@ -23,8 +23,8 @@ from worker.index.redis.addresses import BucketAddresses
 from worker.index.redis.format import ENTRY, ENTRY_BYTES
 from worker.index.redis.nearest import Gathered
 
-# Entries taken in per pass: a reload of 1M articles goes in passes, so that its temporary
-# arrays (~24 bytes per entry and table) stay small.
+# Entries taken in per pass: a reload of a large index goes in passes, so that its temporary
+# arrays (some bytes per entry and table) stay small.
 _PASS = 100_000
 
 
@@ -32,7 +32,7 @@ class BucketCache:
     def __init__(self, addresses: BucketAddresses) -> None:
         if addresses.slot_count is None:
             raise ValueError(
-                "a copy of the buckets needs every table at most 16 bits wide; "
+                "a bucket cache needs every table at most 16 bits wide; "
                 "read the buckets from Redis instead (bucket_cache=False)"
             )
         self._addresses = addresses

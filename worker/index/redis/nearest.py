@@ -3,7 +3,7 @@ numpy rather than in Redis's one thread (see check_and_insert.lua: the script th
 compares what was inserted after the read). Pure: no Redis.
 
 Two steps: the entries of each fingerprint's probed buckets are gathered into one buffer
-(`gather`, from the values an MGET gives; or the worker's copy of the buckets, Mirror.read),
+(`gather`, from the values an MGET gives; or the worker's bucket cache, BucketCache.read),
 then compared in one numpy pass (`nearest`)."""
 
 from __future__ import annotations

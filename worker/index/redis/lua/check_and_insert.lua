@@ -159,7 +159,7 @@ local function reachable(art, other)
 end
 
 -- Is the entry at blob[at] still indexed? Its sequence number must still name an article
--- whose record has this fingerprint and this sequence number: a caller's copy of the buckets
+-- whose record has this fingerprint and this sequence number: a caller's bucket cache
 -- may hold entries removed since, or from before the index was emptied (whose sequence
 -- numbers may have been given out again).
 local function is_live(blob, at)
@@ -182,22 +182,24 @@ local function search_since(art, best, since)
   local last = tonumber(redis.call('GET', KEYS[6]) or '0')
   if last - since > RECENT_SLOTS then return false end
   local ring = recent_since(KEYS[5], since, last)
-  local f = art.f
+  local f1, f2, f3, f4 = art.f[1], art.f[2], art.f[3], art.f[4]  -- (locals: the loop is hot)
+  local seen = 0
   for at = 1, #ring, ENTRY do
     -- (a removed article's slot is zeroed)
     if struct.unpack('>I4', ring, at + ENTRY_SEQ) > since then
-      art.candidates = art.candidates + 1
+      seen = seen + 1
       -- The high half first: most entries are too far there already.
       local a, b, c, e = byte(ring, at, at + 3)
-      if BITS_SET[bxor(a, f[1])] + BITS_SET[bxor(b, f[2])] + BITS_SET[bxor(c, f[3])]
-          + BITS_SET[bxor(e, f[4])] <= r then
-        local d = distance(f, ring, at)
+      if BITS_SET[bxor(a, f1)] + BITS_SET[bxor(b, f2)] + BITS_SET[bxor(c, f3)]
+          + BITS_SET[bxor(e, f4)] <= r then
+        local d = distance(art.f, ring, at)
         if d <= r and reachable(art, string.sub(ring, at, at + 7)) then
           consider(art, best, d, ring, at)
         end
       end
     end
   end
+  art.candidates = art.candidates + seen
   return best.d == nil or is_live(best.blob, best.at)
 end
 

@@ -1,4 +1,4 @@
--- What was inserted after sequence number ARGV[1], for a worker's copy of the buckets
+-- What was inserted after sequence number ARGV[1], for a worker's bucket cache
 -- (worker/index/redis/bucket_cache.py).
 --
 -- KEYS[1]   sequence counter

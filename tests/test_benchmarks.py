@@ -1,0 +1,75 @@
+"""Every benchmark runs and prints its figures (tiny sizes: what is checked is that it works,
+not how fast; no figure is asserted)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.support import ROOT
+
+
+def run(module: str, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", f"benchmarks.{module}", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def test_bench_fingerprint() -> None:
+    out = run("bench_fingerprint", "--rounds", "1", "--chinese-texts", "20")
+    assert "us/text" in out
+    assert "simhash library" in out
+
+
+def test_bench_index(redis_url: str) -> None:
+    out = run(
+        "bench_index",
+        "--docs",
+        "2000",
+        "--measure",
+        "200",
+        "--layouts",
+        "auto",
+        "--redis-url",
+        redis_url.rsplit("/", 1)[0] + "/14",
+    )
+    assert "pipelined" in out
+    assert "recall on planted pairs at distance 0..8: " + " ".join(["1.00"] * 9) in out
+
+
+def test_bench_stages(redis_url: str) -> None:
+    out = run(
+        "bench_stages",
+        "--docs",
+        "300",
+        "--measure",
+        "200",
+        "--redis-url",
+        redis_url.rsplit("/", 1)[0] + "/12",
+    )
+    assert "Redis CPU per article" in out
+
+
+def test_bench_end_to_end(kafka_bootstrap: str, redis_url: str) -> None:
+    out = run(
+        "bench_end_to_end",
+        "--articles",
+        "2000",
+        "--latency-seconds",
+        "2",
+        "--pairs",
+        "1",
+        "--kafka",
+        kafka_bootstrap,
+        "--redis-url",
+        redis_url.rsplit("/", 1)[0] + "/13",
+    )
+    assert "worker / passthrough" in out
+    assert "p99" in out
+    assert "2 workers" in out
