@@ -1,12 +1,16 @@
-"""Real text corpora that ship inside PyPI packages, for tests, benchmarks and evaluation.
-Nothing is downloaded: each loader reads a data file from an installed package."""
+"""Real text corpora, for tests, benchmarks and evaluation: data files inside PyPI packages
+(installed by the `test` and `eval` extras), and Debian packages unpacked by
+scripts/fetch_corpora.sh (DEDUP_CORPORA_DIR). Nothing is downloaded at run time."""
 
 from __future__ import annotations
 
 import csv
+import gzip
 import importlib.util
 import io
+import os
 import re
+import subprocess
 import sys
 import zipfile
 from dataclasses import dataclass
@@ -65,6 +69,7 @@ class NewsArticle:
     date: str
     source: str  # the outlet's host name
     text: str
+    title: str = ""
 
 
 @cache
@@ -82,8 +87,131 @@ def news_articles(min_words: int = 100) -> tuple[NewsArticle, ...]:
             r["publish_date"],
             r["article_source_link"].split("/")[2],
             r["text"].strip(),
+            r["title"].strip(),
         )
         for r in rows
         if len(r["text"].split()) >= min_words
     ]
     return tuple(sorted(articles, key=lambda a: (a.date, a.id)))
+
+
+@cache
+def news_titles() -> tuple[str, ...]:
+    """The headlines of the News Articles corpus (every row), in publication order."""
+    return tuple(a.title for a in news_articles(min_words=0) if a.title)
+
+
+def debian_root() -> Path:
+    """Where scripts/fetch_corpora.sh unpacked the Debian packages."""
+    default = Path.home() / ".cache" / "dedup-worker" / "corpora"
+    root = Path(os.environ.get("DEDUP_CORPORA_DIR", default)) / "root"
+    if not (root / "usr").is_dir():
+        raise ConfigError(
+            f"the Debian corpora are not unpacked in {root}: run scripts/fetch_corpora.sh "
+            "(scripts/setup.sh does)"
+        )
+    return root
+
+
+def _files(folder: Path, pattern: str) -> list[Path]:
+    return sorted(folder.glob(pattern))
+
+
+@cache
+def postgres_pages() -> tuple[tuple[str, str], ...]:
+    """PostgreSQL 15's HTML manual (postgresql-doc-15): (name, raw HTML), every page sharing
+    one site template."""
+    folder = debian_root() / "usr/share/doc/postgresql-doc-15/html"
+    return tuple((p.stem, p.read_text("utf-8")) for p in _files(folder, "*.html"))
+
+
+@cache
+def git_pages() -> tuple[tuple[str, str, str | None], ...]:
+    """Git's manual (git-doc): (name, raw HTML, the AsciiDoc text it is rendered from, if
+    shipped), every page sharing another site template."""
+    folder = debian_root() / "usr/share/doc/git-doc"
+    pages = []
+    for page in _files(folder, "*.html"):
+        source = page.with_suffix(".txt")
+        text = source.read_text("utf-8", "replace") if source.exists() else None
+        pages.append((page.stem, page.read_text("utf-8", "replace"), text))
+    return tuple(pages)
+
+
+MAN_LANGUAGES = ("pl", "es", "it", "pt_BR", "nl", "uk", "cs")
+
+
+@cache
+def man_pages(language: str) -> tuple[tuple[str, str], ...]:
+    """The manual pages of one language (manpages-<language>), rendered to text by groff:
+    (section/name, text). Rendered once into the corpora folder."""
+    if language not in MAN_LANGUAGES:
+        raise ValueError(f"manual pages are loaded for {MAN_LANGUAGES}, not {language!r}")
+    root = debian_root()
+    rendered = root.parent / "rendered" / "man" / language
+    pages = []
+    for source in _files(root / "usr/share/man" / language, "man*/*.gz"):
+        name = f"{source.parent.name}/{source.name.removesuffix('.gz')}"
+        target = rendered / (name + ".txt")
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(_render_man(gzip.decompress(source.read_bytes())), "utf-8")
+        text = target.read_text("utf-8")
+        if text.strip():
+            pages.append((name, text))
+    return tuple(pages)
+
+
+def _render_man(roff: bytes) -> str:
+    """A man page as text: groff with a wide line and no hyphenation, without overstrikes."""
+    done = subprocess.run(
+        ["groff", "-k", "-man", "-Tutf8", "-P-cbou", "-rLL=160n", "-rHY=0"],
+        input=roff,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    return done.stdout.decode("utf-8", "replace")
+
+
+REFERENCE_LANGUAGES = ("en", "es", "it", "pt", "ja", "zh-cn")
+
+
+@cache
+def reference_chapters(language: str) -> tuple[tuple[str, str], ...]:
+    """The Debian Reference's chapters in one language (debian-reference-*): (name, raw
+    HTML)."""
+    if language not in REFERENCE_LANGUAGES:
+        raise ValueError(f"the reference is loaded for {REFERENCE_LANGUAGES}, not {language!r}")
+    folder = debian_root() / "usr/share/debian-reference"
+    return tuple(
+        (p.name.split(".")[0], p.read_text("utf-8")) for p in _files(folder, f"*.{language}.html")
+    )
+
+
+@cache
+def copyright_files() -> tuple[tuple[str, str], ...]:
+    """The copyright files of the Debian packages fetch_corpora.sh lists: (package, text)."""
+    folder = debian_root() / "usr/share/doc"
+    return tuple(
+        (p.parent.name, p.read_text("utf-8", "replace")) for p in _files(folder, "*/copyright")
+    )
+
+
+@cache
+def common_licenses() -> tuple[tuple[str, str], ...]:
+    """/usr/share/common-licenses from base-files: (name, text)."""
+    folder = debian_root() / "usr/share/common-licenses"
+    return tuple(
+        (p.name, p.read_text("utf-8", "replace")) for p in _files(folder, "*") if p.is_file()
+    )
+
+
+@cache
+def email_messages() -> tuple[tuple[str, str], ...]:
+    """The test messages of Python's email package (libpython3.11-testsuite): (name, the whole
+    message, headers included)."""
+    folder = debian_root() / "usr/lib/python3.11/test/test_email/data"
+    return tuple(
+        (p.stem, p.read_bytes().decode("utf-8", "replace")) for p in _files(folder, "msg_*.txt")
+    )

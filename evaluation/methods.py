@@ -1,19 +1,19 @@
-"""The detectors compared, each run over a stream in order: first seen wins, and only
-articles judged original are remembered (as the worker does)."""
+"""The detectors compared, each run over a stream in order: first seen wins, as the worker
+decides."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from evaluation.datasets import Item
-from worker import defaults
-from worker.index import MemoryIndex
-from worker.layout import planner
-from worker.model import Probe
-from worker.text.features import tokenize
-from worker.text.fingerprint import Fingerprinter
+from evaluation.truth import SHINGLE, units
+from worker import wiring
+from worker.model import Accepted, Rejection
+from worker.settings import Settings
 from worker.text.normalize import normalize
 
 
@@ -28,40 +28,54 @@ class Detector(Protocol):
 
 @dataclass
 class DedupWorkerDetector:
-    """This project's detector at the given threshold, otherwise as the worker runs it by
-    default: exact-content hash, then the search fingerprint within `threshold` bits, verified
-    by the verification fingerprint."""
+    """This project's detector as `dedup-worker scan` runs it: the worker's pipeline (decode,
+    fingerprint, index) over the items as JSON messages, with the default settings changed by
+    `settings` (e.g. {"threshold": 10})."""
 
-    threshold: int = defaults.THRESHOLD
-    verify_threshold: int = defaults.VERIFY_THRESHOLD
+    settings: dict[str, Any] = field(default_factory=dict)
+    label: str = ""
 
     @property
     def name(self) -> str:
-        return f"dedup-worker k={self.threshold} v={self.verify_threshold}"
+        if self.label:
+            return self.label
+        changed = ", ".join(f"{k}={v}" for k, v in sorted(self.settings.items()))
+        return f"dedup-worker ({changed or 'defaults'})"
 
     def run(self, items: Sequence[Item], language: str) -> list[str | None]:
-        fingerprinter = Fingerprinter()
-        layout = planner.choose(
-            self.threshold,
-            defaults.LAYOUT,
-            defaults.EXPECTED_DOCS,
-            defaults.RECALL,
-            defaults.MAX_BUCKET_READ,
-        )
-        index = MemoryIndex(layout, verify_threshold=self.verify_threshold, clock_ms=lambda: 0)
+        # (large items, e.g. a long manual page, are evaluated too, not dead-lettered)
+        settings = Settings(**{"max_message_bytes": 1 << 26, **self.settings})
+        pipeline = wiring.pipeline(settings, wiring.memory_index(settings, clock_ms=lambda: 0))
+        messages = [json.dumps({"id": i.id, "text": i.text}).encode() for i in items]
         out: list[str | None] = []
-        for item, fp in zip(items, fingerprinter.many([i.text for i in items]), strict=True):
-            verdict = index.check_and_insert_one(
-                Probe(item.id, fp.content_hash, fp.search, fp.verification)
-            )
-            out.append(verdict.duplicate_of)
+        with asyncio.Runner() as runner:
+            for start in range(0, len(messages), settings.batch_size):
+                for decision in runner.run(
+                    pipeline.run(messages[start : start + settings.batch_size])
+                ):
+                    if isinstance(decision, Rejection):
+                        raise ValueError(f"an evaluation item was rejected: {decision.detail}")
+                    assert isinstance(decision, Accepted)
+                    out.append(
+                        decision.verdict.duplicate_of if decision.verdict.is_duplicate else None
+                    )
         return out
+
+
+def shingles(text: str) -> set[bytes]:
+    """Unit 3-grams of the item's raw text, normalised (markup and all): what a user would
+    give MinHash without extracting anything."""
+    found = units(normalize(text))
+    if len(found) < SHINGLE:
+        return {" ".join(found).encode()}
+    return {" ".join(found[i : i + SHINGLE]).encode() for i in range(len(found) - SHINGLE + 1)}
 
 
 @dataclass
 class MinHashLSH:
-    """datasketch MinHashLSH over the same features, 128 permutations; candidates verified by
-    their estimated Jaccard (a stronger baseline than the LSH answer alone)."""
+    """datasketch MinHashLSH over unit 3-grams, 128 permutations; candidates verified by their
+    estimated Jaccard (a stronger baseline than the LSH answer alone); the most similar
+    earlier item wins."""
 
     threshold: float = 0.8
     num_perm: int = 128
@@ -80,16 +94,13 @@ class MinHashLSH:
         out: list[str | None] = []
         for item in items:
             m = template.copy()
-            m.update_batch([f.encode() for f in set(tokenize(normalize(item.text)).items)])
+            m.update_batch(list(shingles(item.text)))
             scored = [(m.jaccard(kept[c]), c) for c in lsh.query(m)]
             best = max(scored, default=(0.0, None))
-            if best[1] is not None and best[0] >= self.threshold:
-                out.append(best[1])
-            else:
-                out.append(None)
-                if item.id not in kept:
-                    lsh.insert(item.id, m)
-                    kept[item.id] = m
+            out.append(best[1] if best[1] is not None and best[0] >= self.threshold else None)
+            if item.id not in kept:  # every item is remembered, duplicates too
+                lsh.insert(item.id, m)
+                kept[item.id] = m
         return out
 
 

@@ -13,18 +13,19 @@ from worker.text.normalize import normalize
 
 @dataclass
 class Score:
-    tp: int = 0  # a duplicate, flagged
+    tp: int = 0  # a duplicate, flagged as a duplicate of an item it repeats
     fp: int = 0  # not a duplicate, flagged
-    fn: int = 0  # a duplicate, missed
+    fn: int = 0  # a duplicate, missed or flagged as a duplicate of an item it does not repeat
     tn: int = 0
-    wrong_original: int = 0  # flagged, but pointing at an article it does not repeat
+    wrong_pointer: int = 0  # of fn: flagged, but pointing at an item it does not repeat
 
     def add(self, truth: frozenset[str], predicted: str | None) -> None:
-        if truth and predicted is not None:
+        """Strict: a duplicate counts only when it points at an item it repeats."""
+        if truth and predicted in truth:
             self.tp += 1
-            self.wrong_original += predicted not in truth
         elif truth:
             self.fn += 1
+            self.wrong_pointer += predicted is not None
         elif predicted is not None:
             self.fp += 1
         else:
@@ -32,7 +33,7 @@ class Score:
 
     def merge(self, other: Score) -> None:
         """Adds another score's counts to this one (for pooled tables)."""
-        for name in ("tp", "fp", "fn", "tn", "wrong_original"):
+        for name in ("tp", "fp", "fn", "tn", "wrong_pointer"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     @property

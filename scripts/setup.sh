@@ -25,3 +25,4 @@ site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purel
 echo "$PWD" > "$site/dedup-worker-checkout.pth"
 
 bash stack/local-stack.sh install
+bash scripts/fetch_corpora.sh   # the evaluation's Debian corpora (cached)

@@ -16,3 +16,5 @@ EXPECTED_DOCS = 1_000_000  # the index size the automatic layout is planned for
 RECALL = 1.0  # below 1, the planner may choose sampled (inexact) tables
 MAX_BUCKET_READ = 1000  # newest entries read per bucket; a bucket over it is "hot"
 IDF_CAP = 5.0  # the largest IDF weight: rarer units all weigh this much
+DETECT_FORMAT = True  # a text without a format is read as what it looks like (HTML, e-mail)
+MAIN_CONTENT = True  # HTML without what looks like navigation, headers and footers

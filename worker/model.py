@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from worker.text.fingerprint import Fingerprint
+from worker.text.markup import Format
 
 
 class Reason(StrEnum):
@@ -30,6 +31,7 @@ class Article:
     id: str
     text: str
     raw: bytes  # the message as published: passed on to the unique topic byte for byte
+    format: Format | None = None  # as the message says; None: as it looks
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,8 @@ ENV: dict[str, str] = {
     "shingle_size": "DEDUP_SHINGLE_SIZE",
     "chinese_units": "DEDUP_CHINESE_UNITS",
     "min_words": "DEDUP_MIN_WORDS",
+    "detect_format": "DEDUP_DETECT_FORMAT",
+    "html_main_content": "DEDUP_HTML_MAIN_CONTENT",
     "max_message_bytes": "DEDUP_MAX_MESSAGE_BYTES",
     "batch_size": "DEDUP_BATCH_SIZE",
     "batch_wait_ms": "DEDUP_BATCH_WAIT_MS",
@@ -94,6 +96,8 @@ class Settings:
     shingle_size: int = defaults.SHINGLE_SIZE
     chinese_units: ChineseUnits = ChineseUnits.CHARACTERS  # defaults.CHINESE_UNITS
     min_words: float = defaults.MIN_WORDS
+    detect_format: bool = defaults.DETECT_FORMAT  # HTML and e-mail recognised and read
+    html_main_content: bool = defaults.MAIN_CONTENT  # HTML without navigation and the like
     max_message_bytes: int = 1_000_000
     batch_size: int = 100
     batch_wait_ms: int = 10

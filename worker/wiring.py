@@ -44,7 +44,14 @@ def fingerprinter(settings: Settings) -> Fingerprinter:
     from worker.text.idf import IdfTable
 
     idf = IdfTable.load(Path(settings.idf_file)) if settings.idf_file else None
-    return Fingerprinter(settings.shingle_size, settings.chinese_units, settings.min_words, idf)
+    return Fingerprinter(
+        settings.shingle_size,
+        settings.chinese_units,
+        settings.min_words,
+        idf,
+        detect_format=settings.detect_format,
+        main_content=settings.html_main_content,
+    )
 
 
 def _index_options(settings: Settings) -> dict[str, Any]:

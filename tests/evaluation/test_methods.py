@@ -20,3 +20,9 @@ STREAM = [
 )
 def test_detector_finds_the_copy_only(detector: Detector) -> None:
     assert detector.run(STREAM, "en") == [None, None, "page"]
+
+
+def test_our_detector_takes_settings() -> None:
+    strict = DedupWorkerDetector({"verify_threshold": 0})
+    assert strict.name == "dedup-worker (verify_threshold=0)"
+    assert strict.run(STREAM, "en") == [None, None, None]  # a few bits away in verification

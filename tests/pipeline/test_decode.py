@@ -5,6 +5,7 @@ import pytest
 from tests.support.schemas import is_valid
 from worker.model import Article, Deletion, Reason, Rejection
 from worker.pipeline.decode import decode_article
+from worker.text.markup import Format
 
 LIMIT = 10_000
 
@@ -45,6 +46,8 @@ def test_a_valid_article_keeps_its_bytes() -> None:
         (b'{"op": "delete"}', Reason.MISSING_FIELD),
         (b'{"id": 7, "op": "delete"}', Reason.WRONG_TYPE),
         (b'{"id": "a", "op": "upsert"}', Reason.MISSING_FIELD),
+        (b'{"id": "a", "text": "t", "format": "pdf"}', Reason.INVALID_VALUE),
+        (b'{"id": "a", "text": "t", "format": 1}', Reason.INVALID_VALUE),
     ],
 )
 def test_bad_input_is_rejected_with_a_reason(raw: bytes | None, reason: Reason) -> None:
@@ -52,6 +55,11 @@ def test_bad_input_is_rejected_with_a_reason(raw: bytes | None, reason: Reason) 
     assert isinstance(result, Rejection)
     assert result.reason is reason
     assert result.detail
+
+
+def test_an_article_may_say_its_format() -> None:
+    raw = json.dumps({"id": "a", "text": "<p>x</p>", "format": "html"}).encode()
+    assert _decode(raw) == Article("a", "<p>x</p>", raw, Format.HTML)
 
 
 def test_a_tombstone_is_a_deletion() -> None:
@@ -94,6 +102,8 @@ def test_escaped_surrogate_pairs_are_fine() -> None:
         b'{"id": "a", "op": "upsert"}',
         b'{"id": "a", "op": "remove", "text": "t"}',
         b'{"op": "delete"}',
+        b'{"id": "a", "text": "<p>t</p>", "format": "html"}',
+        b'{"id": "a", "text": "t", "format": "pdf"}',
     ],
 )
 def test_decoder_and_input_schema_agree(raw: bytes) -> None:

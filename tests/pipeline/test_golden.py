@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from evaluation import mail
 from evaluation.corpora import peoples_daily
 from tests.support.corpus import make_articles
 from worker import wiring
@@ -41,7 +42,22 @@ def sample() -> list[dict[str, Any]]:
             chars = list(text)
             chars[rng.randrange(len(chars))] = "的"
             chinese.append({"id": f"zh{i}-edit", "text": "".join(chars) + " Xinhua 报道"})
-    return english + chinese
+    return english + chinese + marked_up(english[:300])
+
+
+def marked_up(articles: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Some of the articles again as HTML pages and as e-mails (copies by what a reader sees),
+    and some edited in HTML."""
+    crowd = mail.people(random.Random(3), 2)
+    out: list[dict[str, Any]] = []
+    for n, a in enumerate(articles[::3]):
+        template = list(mail.TEMPLATES)[n % 3]
+        html = mail.html_body(template, mail.paragraphs(a["text"]))
+        out.append({"id": f"{a['id']}-html", "text": html})
+        if n % 2:
+            message = mail.message(crowd[0], crowd[1], "news", mail.START, a["text"], html=html)
+            out.append({"id": f"{a['id']}-mail", "text": message, "format": "email"})
+    return out
 
 
 async def verdict_lines(settings: Settings, index: Index) -> list[dict[str, Any]]:

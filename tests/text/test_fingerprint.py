@@ -6,6 +6,7 @@ from evaluation.corpora import lee_news, peoples_daily
 from tests.support.texts import PRODUCT_PAGE, PROMOTION, RECIPE
 from worker.text.fingerprint import Fingerprinter
 from worker.text.idf import IdfTable
+from worker.text.markup import Format
 from worker.text.simhash import hamming
 
 fingerprint = Fingerprinter()
@@ -198,3 +199,19 @@ def test_fingerprints_do_not_change() -> None:
                 type(count),
             )
             assert (f"{fp.search:016x}", f"{fp.verification:016x}") == (search, verify)
+
+
+def test_markup_and_mail_are_fingerprinted_as_what_a_reader_sees() -> None:
+    as_html = "<html><head><style>p{}</style></head><body><p>" + PRODUCT_PAGE + "</p></body></html>"
+    plain, html = fingerprint.many([PRODUCT_PAGE, as_html])
+    assert html.format is Format.HTML
+    assert plain.format is Format.TEXT
+    assert html.content_hash == plain.content_hash  # an exact duplicate across formats
+    assert html.search == plain.search
+    as_text = fingerprint.many([as_html], [Format.TEXT])[0]  # the format given, not detected
+    assert as_text.format is Format.TEXT
+    assert as_text.content_hash != plain.content_hash
+    literal = Fingerprinter(detect_format=False)(as_html)
+    assert literal.content_hash == as_text.content_hash
+    with pytest.raises(ValueError, match="formats for"):
+        fingerprint.many([PRODUCT_PAGE], [])

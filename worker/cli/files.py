@@ -115,6 +115,7 @@ def idf_build(file: IO[bytes], out: Path, cap: float) -> None:
     from worker.text.normalize import normalized_tokens
 
     settings = settings_from_env()
+    fingerprinter = wiring.fingerprinter(settings)  # (it reads HTML and e-mail as the worker)
     skipped = 0
 
     def documents() -> Iterator[list[str]]:
@@ -122,7 +123,8 @@ def idf_build(file: IO[bytes], out: Path, cap: float) -> None:
         for line in file:
             article = decode_article(line.rstrip(b"\r\n"), settings.max_message_bytes)
             if isinstance(article, Article):
-                yield units(normalized_tokens(article.text), settings.chinese_units).items
+                text, _ = fingerprinter.read(article.text, article.format)
+                yield units(normalized_tokens(text), settings.chinese_units).items
             else:
                 skipped += 1
 

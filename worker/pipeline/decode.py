@@ -8,9 +8,11 @@ from typing import Any
 import orjson
 
 from worker.model import Article, Deletion, Reason, Rejection
+from worker.text.markup import Format
 
 SCHEMA_VERSION = 1
 MAX_ID_CHARS = 512
+FORMATS = frozenset(f.value for f in Format)
 
 
 def decode_article(raw: bytes | None, max_bytes: int) -> Article | Deletion | Rejection:
@@ -77,7 +79,13 @@ def article_from_object(body: Any, raw: bytes) -> Article | Deletion | Rejection
         return Deletion(article_id)
     if not body["text"].strip():
         return Rejection(Reason.INVALID_VALUE, "'text' is empty")
-    return Article(article_id, body["text"], raw)
+    format = body.get("format")
+    if format is not None and format not in FORMATS:
+        return Rejection(
+            Reason.INVALID_VALUE,
+            f"'format' must be one of {sorted(FORMATS)} (or left out), got {format!r}",
+        )
+    return Article(article_id, body["text"], raw, None if format is None else Format(format))
 
 
 def _string_problem(body: dict[str, Any], field: str) -> Rejection | None:

@@ -94,6 +94,7 @@ def _unique_fields(decision: Accepted, source: Source) -> dict[str, Any]:
         "fingerprint": _hex(verdict.fingerprint),
         "content_hash": decision.fingerprint.content_hash.hex(),
         "words": decision.fingerprint.words,
+        "format": decision.fingerprint.format.value,
         "seen_at": iso_time(verdict.seen_at_ms),
         "source": source.as_json(),
     } | (

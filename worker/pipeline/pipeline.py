@@ -50,7 +50,9 @@ class Pipeline:
     ) -> None:
         if not items:
             return
-        fingerprints = self.fingerprinter.many([a.text for _, a in items])
+        fingerprints = self.fingerprinter.many(
+            [a.text for _, a in items], [a.format for _, a in items]
+        )
         articles = [(i, a, fp) for (i, a), fp in zip(items, fingerprints, strict=True)]
         verdicts = await self.index.check_and_insert(
             [Probe(a.id, fp.content_hash, fp.search, fp.verification) for _, a, fp in articles]

@@ -1,5 +1,6 @@
 """From a text to what the index needs: an exact-content hash and, for long enough texts,
-two SimHash fingerprints.
+two SimHash fingerprints, all of what a reader sees of the text (markup.py: HTML and e-mail
+reduced to their text).
 
 The search fingerprint is a SimHash of the text's units (words; Han characters) weighted by
 IDF, so one changed word moves it little; the index finds candidates by it. The verification
@@ -19,6 +20,7 @@ from worker import defaults
 from worker.text.fast_units import fast_units
 from worker.text.features import ChineseUnits, units
 from worker.text.idf import IdfTable, default_table, jieba_table
+from worker.text.markup import Format, reader_text
 from worker.text.normalize import normalized_tokens
 from worker.text.simhash import feature_hashes, shingle_hashes_many, simhashes
 
@@ -29,6 +31,7 @@ class Fingerprint:
     search: int | None  # None when the text is too short for a stable fingerprint
     words: float  # length in words (a Han character counts as half a word)
     verification: int | None = None  # None with `search`
+    format: Format = Format.TEXT  # what the text was read as
 
 
 # Texts per numpy pass: numpy's cost per call is spread over the chunk, while its temporary
@@ -54,9 +57,15 @@ class Fingerprinter:
         chinese: ChineseUnits | str = defaults.CHINESE_UNITS,
         min_words: float = defaults.MIN_WORDS,
         idf: IdfTable | None = None,
+        *,
+        detect_format: bool = defaults.DETECT_FORMAT,
+        main_content: bool = defaults.MAIN_CONTENT,
     ) -> None:
         """`idf` weighs the units of the search fingerprint (default: the table shipped with
-        the package; with jieba words, jieba's own table for the Chinese ones)."""
+        the package; with jieba words, jieba's own table for the Chinese ones). With
+        `detect_format`, a text whose format is not given is read as what it looks like
+        (HTML, an e-mail, or text); without, as text. `main_content`: HTML without what
+        looks like navigation, headers and footers."""
         if min_words < 0:
             raise ValueError(f"min_words must be >= 0, got {min_words}")
         if not 1 <= shingle_size <= defaults.MAX_SHINGLE_SIZE:
@@ -66,6 +75,8 @@ class Fingerprinter:
         self.shingle_size = shingle_size
         self.chinese = ChineseUnits(chinese)
         self.min_words = min_words
+        self.detect_format = detect_format
+        self.main_content = main_content
         if idf is None:
             idf = jieba_table() if self.chinese is ChineseUnits.JIEBA else default_table()
         self.idf = idf
@@ -76,24 +87,38 @@ class Fingerprinter:
     def __call__(self, text: str) -> Fingerprint:
         return self.many([text])[0]
 
-    def many(self, texts: Sequence[str]) -> list[Fingerprint]:
+    def many(
+        self, texts: Sequence[str], formats: Sequence[Format | None] | None = None
+    ) -> list[Fingerprint]:
         """Fingerprints of several texts, each equal to `self(text)`; the work is done in
         numpy for all of them at once where it can be, which is how the worker fingerprints
-        a batch."""
-        return [
-            fp for i in range(0, len(texts), _CHUNK) for fp in self._many(texts[i : i + _CHUNK])
-        ]
+        a batch. `formats` gives a text's format (None: as the constructor says)."""
+        given = list(formats) if formats is not None else [None] * len(texts)
+        if len(given) != len(texts):
+            raise ValueError(f"got {len(given)} formats for {len(texts)} texts")
+        read = [self.read(text, f) for text, f in zip(texts, given, strict=True)]
+        out = []
+        for i in range(0, len(read), _CHUNK):
+            chunk = read[i : i + _CHUNK]
+            out += self._many([text for text, _ in chunk], [f for _, f in chunk])
+        return out
 
-    def _many(self, texts: Sequence[str]) -> list[Fingerprint]:
+    def read(self, text: str, format: Format | None = None) -> tuple[str, Format]:
+        """What this fingerprinter counts of `text` (what a reader sees of it), and its format."""
+        if format is None and not self.detect_format:
+            format = Format.TEXT
+        return reader_text(text, format, main_content=self.main_content)
+
+    def _many(self, texts: Sequence[str], formats: Sequence[Format]) -> list[Fingerprint]:
         found = self._units(texts)
         # Below the minimum length a SimHash is noise: such texts get none.
         fit = [f.words >= self.min_words and len(f.hashes) > 0 for f in found]
         long_enough = [f for f, ok in zip(found, fit, strict=True) if ok]
         fingerprints = iter(self._simhashes(long_enough) if long_enough else [])
         out = []
-        for f, ok in zip(found, fit, strict=True):
+        for f, ok, format in zip(found, fit, formats, strict=True):
             search, verification = next(fingerprints) if ok else (None, None)
-            out.append(Fingerprint(f.content_hash, search, f.words, verification))
+            out.append(Fingerprint(f.content_hash, search, f.words, verification, format))
         return out
 
     def _units(self, texts: Sequence[str]) -> list[_Units]:

@@ -1,0 +1,93 @@
+"""Reading a text as a reader sees it: HTML to its visible text, an e-mail to its subject and
+text parts; the format detected from the text's start, or given."""
+
+from __future__ import annotations
+
+from email.message import EmailMessage
+
+import pytest
+
+from worker.text.markup import Format, detect, email_text, html_text, reader_text
+
+PAGE = """<!DOCTYPE html><html><head><title>Title</title><style>p {color: red}</style>
+<script>var tracking = 'hidden';</script></head><body>
+<nav><a href="/">Home</a> <a href="/docs">Docs</a> <a href="/blog">Blog</a></nav>
+<article><h1>Harbour bridge reopens</h1><p>The harbour bridge reopened on Monday after six
+months of repairs, the city said.</p><p>Traffic was light in the morning.</p></article>
+<!-- a comment --><footer>Copyright 2026 Example News</footer></body></html>"""
+
+
+def mail(**parts: str) -> str:
+    msg = EmailMessage()
+    msg["From"] = "Anna <anna@example.com>"
+    msg["To"] = "bo@example.org"
+    msg["Subject"] = "Bridge news"
+    if "plain" in parts:
+        msg.set_content(parts["plain"], cte=parts.get("cte", "quoted-printable"))
+    if "html" in parts:
+        if "plain" in parts:
+            msg.add_alternative(parts["html"], subtype="html")
+        else:
+            msg.set_content(parts["html"], subtype="html")
+    if "attachment" in parts:
+        msg.add_attachment(
+            parts["attachment"].encode(),
+            maintype="application",
+            subtype="octet-stream",
+            filename="a.bin",
+        )
+    return msg.as_string()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (PAGE, Format.HTML),
+        ("<div><p>a fragment</p><p>of markup</p><br></div>", Format.HTML),
+        ('<?xml version="1.0"?><doc><title>x</title></doc>', Format.HTML),
+        (mail(plain="hello"), Format.EMAIL),
+        ("From anna@example.com Mon Mar  2 08:00:00 2026\n" + mail(plain="hello"), Format.EMAIL),
+        ("Plain text that mentions <b> once and a < b > c.", Format.TEXT),
+        ("Subject: only one header-looking line\n\nand text", Format.TEXT),
+        ("Note: this is prose.\nTo: whom it may concern, with a colon.\n\nBody.", Format.TEXT),
+    ],
+)
+def test_the_format_is_detected_from_the_start(text: str, expected: Format) -> None:
+    assert detect(text) is expected
+
+
+def test_html_is_read_as_its_visible_text() -> None:
+    everything = html_text(PAGE, main_content=False)
+    assert "harbour bridge reopened" in everything
+    assert "Traffic was light" in everything
+    for hidden in ("tracking", "color", "a comment", "<p>"):
+        assert hidden not in everything
+    main = html_text(PAGE)
+    assert "harbour bridge reopened" in main
+    assert "Copyright 2026" not in main  # the footer is not the page's content
+
+
+def test_an_email_is_read_as_its_subject_and_text() -> None:
+    plain = email_text(mail(plain="See you at noon = soon, caf\u00e9."))
+    assert " ".join(plain.split()) == "Bridge news See you at noon = soon, caf\u00e9."
+    assert "Anna" not in plain  # headers other than the subject are left out
+    both = email_text(mail(plain="the plain part", html="<p>the <b>html</b> part</p>"))
+    assert "the plain part" in both
+    assert "html part" not in both  # of alternatives, the plain one
+    only_html = email_text(mail(html="<table><tr><td>the <b>html</b> part</td></tr></table>"))
+    assert " ".join(only_html.split()) == "Bridge news the html part"
+    with_attachment = email_text(mail(plain="body", attachment="secret bytes"))
+    assert "secret" not in with_attachment
+    assert "body" in with_attachment
+    base64 = email_text(mail(plain="encoded body", cte="base64"))
+    assert "encoded body" in base64
+
+
+def test_the_same_text_reads_alike_in_every_format() -> None:
+    text = "The harbour bridge reopened on Monday after six months of repairs."
+    as_html = f"<html><body><p>{text}</p></body></html>"
+    assert reader_text(text) == (text, Format.TEXT)
+    assert reader_text(as_html)[0].strip() == text
+    assert reader_text(as_html)[1] is Format.HTML
+    assert reader_text(as_html, Format.TEXT) == (as_html, Format.TEXT)  # given, not detected
+    assert text in reader_text(mail(plain=text))[0]

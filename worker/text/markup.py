@@ -1,0 +1,150 @@
+"""What a reader sees of a text: HTML (or XML-like markup) reduced to its visible text, and an
+e-mail (a whole RFC 822 message) to its subject and its text parts. Everything downstream
+(the content hash, the fingerprints, the length) is computed on that, so that markup,
+templates, headers and transfer encodings do not count as content. Pure.
+
+HTML goes through resiliparse (a C++ parser; `extract_plain_text`), which leaves out scripts,
+styles, comments and hidden elements; for an HTML document, `main_content` also drops what
+its heuristics take for navigation, headers and footers, which a site's template repeats on
+every page (docs/quality.md compares the two).
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import re
+from email.message import EmailMessage
+from enum import StrEnum
+
+from resiliparse.extract.html2text import extract_plain_text
+
+
+class Format(StrEnum):
+    TEXT = "text"
+    HTML = "html"
+    EMAIL = "email"
+
+
+# A tag: "<" then a name, "/" or "!" (a comment, a doctype), up to the next ">".
+_TAG = re.compile(r"<[A-Za-z/!?][^<>]{0,500}>")
+_HTML_START = re.compile(r"\s*(<!doctype html|<html|<\?xml|<body|<head)", re.IGNORECASE)
+_HEADER_LINE = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,76}:[ \t]")
+_MAIL_HEADERS = frozenset(
+    {
+        "from",
+        "to",
+        "subject",
+        "date",
+        "received",
+        "return-path",
+        "message-id",
+        "mime-version",
+        "content-type",
+        "delivered-to",
+        "reply-to",
+        "cc",
+        "sender",
+        "in-reply-to",
+        "references",
+    }
+)
+_LOOK = 4096  # detection reads the start of a text only
+
+
+def detect(text: str) -> Format:
+    """The text's format, from its start: an e-mail begins with a block of header lines
+    (two or more of the usual ones), HTML with a document start or with tags making up a
+    good part of it."""
+    head = text[:_LOOK]
+    if _is_email(head):
+        return Format.EMAIL
+    if "<" in head and (_HTML_START.match(head) or _tag_share(head) > 0.05):
+        return Format.HTML
+    return Format.TEXT
+
+
+def _tag_share(head: str) -> float:
+    tags = _TAG.findall(head)
+    return sum(map(len, tags)) / len(head) if len(tags) >= 4 else 0.0
+
+
+def _is_email(head: str) -> bool:
+    lines = head.split("\n", 60)
+    if lines and lines[0].startswith("From "):  # an mbox envelope line
+        lines = lines[1:]
+    known = 0
+    for line in lines:
+        line = line.rstrip("\r")
+        if not line:
+            break
+        if line[0] in " \t":  # a folded header continues
+            continue
+        if not _HEADER_LINE.match(line):
+            return False
+        known += line.split(":", 1)[0].lower() in _MAIL_HEADERS
+    return known >= 2
+
+
+def reader_text(
+    text: str, format: Format | None = None, *, main_content: bool = True
+) -> tuple[str, Format]:
+    """What a reader sees of `text`, and its format (`format`, or detected when None)."""
+    found = detect(text) if format is None else Format(format)
+    if found is Format.HTML:
+        return html_text(text, main_content=main_content), found
+    if found is Format.EMAIL:
+        return email_text(text), found
+    return text, found
+
+
+def html_text(html: str, *, main_content: bool = True) -> str:
+    """The visible text of an HTML document (or a fragment, or XML)."""
+    text: str = extract_plain_text(
+        html, main_content=main_content, alt_texts=False, list_bullets=False
+    )
+    if main_content and not text.strip():  # the heuristics can drop everything
+        text = extract_plain_text(html, alt_texts=False, list_bullets=False)
+    return text
+
+
+def email_text(raw: str) -> str:
+    """An e-mail's subject and the text of its parts (a text/plain part where it has both;
+    HTML parts as all their visible text: a mail's layout tables hold its content, which the
+    main-content heuristics would drop), headers and attachments left out."""
+    message = email.message_from_string(raw, policy=email.policy.default)
+    assert isinstance(message, EmailMessage)
+    parts = [str(message.get("subject", ""))]
+    for part in _text_parts(message):
+        body = _decoded(part)
+        if part.get_content_subtype() == "html":
+            body = html_text(body, main_content=False)
+        parts.append(body)
+    return "\n".join(p for p in parts if p)
+
+
+def _text_parts(message: EmailMessage) -> list[EmailMessage]:
+    """The text parts a reader is shown: of alternatives, the plain one."""
+    if message.is_multipart():
+        children = [p for p in message.iter_parts() if isinstance(p, EmailMessage)]
+        if message.get_content_subtype() == "alternative":
+            plain = [p for p in children if p.get_content_type() == "text/plain"]
+            children = plain[:1] or children[-1:]
+        return [leaf for child in children for leaf in _text_parts(child)]
+    if message.get_content_type() == "message/rfc822":
+        inner = message.get_payload(0) if message.is_multipart() else None
+        return _text_parts(inner) if isinstance(inner, EmailMessage) else []
+    if message.get_content_maintype() == "text" and not message.is_attachment():
+        return [message]
+    return []
+
+
+def _decoded(part: EmailMessage) -> str:
+    try:
+        content = part.get_content()
+    except (LookupError, ValueError, AssertionError):  # an unknown or wrong charset
+        content = None
+    if isinstance(content, str):
+        return content
+    payload = part.get_payload(decode=True)
+    return payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
