@@ -1,6 +1,8 @@
 """Per-article fingerprint cost on real news, this project against the peers, side by side in
 one run. English: the Lee corpus (300 articles); Chinese: People's Daily 1998 (600-character
-pieces). The methods take turns round by round, so a slow spell of the machine hits them all."""
+pieces); HTML: pages of two documentation sites (PostgreSQL's and Git's manuals), with the
+extraction libraries beside this project's. The methods take turns round by round, so a slow
+spell of the machine hits them all."""
 
 from __future__ import annotations
 
@@ -11,10 +13,11 @@ from collections.abc import Callable
 
 import xxhash
 
-from evaluation.corpora import lee_news, peoples_daily
+from evaluation.corpora import git_pages, lee_news, peoples_daily, postgres_pages
 from tests.support.reference import simhash_reference
 from worker.text.features import tokenize, units
 from worker.text.fingerprint import Fingerprinter
+from worker.text.markup import Format, reader_text
 from worker.text.normalize import normalize, normalized_tokens
 from worker.text.simhash import simhash
 
@@ -108,6 +111,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--chinese-texts", type=int, default=500)
+    parser.add_argument("--html-pages", type=int, default=200)
     args = parser.parse_args()
     normalize("warm up")  # builds the normalisation table once
 
@@ -139,6 +143,45 @@ def main() -> None:
         },
         args.rounds,
     )
+
+    pages = [html for _, html in postgres_pages()[: args.html_pages // 2]]
+    pages += [html for _, html, _ in git_pages()[: args.html_pages - len(pages)]]
+    size = statistics.mean(len(p.encode()) for p in pages) / 1024
+    report(
+        f"HTML pages (mean {size:.0f} KB)",
+        pages,
+        {
+            f"dedup-worker, batches of {BATCH}: detect, main content, fingerprint": batched(
+                Fingerprinter()
+            ),
+            "its extraction alone: resiliparse, main content": each(
+                lambda t: reader_text(t, Format.HTML, main_content=True)
+            ),
+            "resiliparse, all visible text": each(
+                lambda t: reader_text(t, Format.HTML, main_content=False)
+            ),
+            **extractors(),
+        },
+        args.rounds,
+    )
+
+
+def extractors() -> dict[str, Method]:
+    """The other extraction libraries considered."""
+    import justext
+    import trafilatura
+    from selectolax.lexbor import LexborHTMLParser
+
+    def selectolax_text(html: str) -> object:
+        body = LexborHTMLParser(html).body
+        return body.text(separator=" ") if body is not None else ""
+
+    stop = justext.get_stoplist("English")
+    return {
+        "selectolax, the body's text": each(selectolax_text),
+        "trafilatura.extract (main content)": each(trafilatura.extract),
+        "jusText (main content)": each(lambda t: justext.justext(t, stop)),
+    }
 
 
 def ours() -> dict[str, Method]:

@@ -22,6 +22,7 @@ from benchmarks.redis_state import settle, wipe
 from worker import defaults, wiring
 from worker.index.redis import RedisIndex
 from worker.index.redis.client import Client, connect
+from worker.index.redis.format import SKETCH_BYTES
 from worker.layout.planner import estimate
 from worker.layout.tables import Layout
 from worker.model import Kind, Probe, Verdict
@@ -29,15 +30,21 @@ from worker.settings import Settings
 
 LOAD_BATCH = 2000
 PLANTED_PER_DISTANCE = 30
+PLANTED_SIMILARITY = 0.9  # of a planted copy's sketch to its original's
 UNBOUNDED = 10**9  # read whole buckets: exact layouts must then find every planted pair
 
 
 def random_probes(rng: random.Random, count: int, prefix: str) -> list[Probe]:
-    """Random articles, each with a verification fingerprint (used with --verify)."""
+    """Random articles, each with a random set sketch (what unrelated texts have)."""
     return [
-        Probe(f"{prefix}{i}", rng.randbytes(16), rng.getrandbits(64), rng.getrandbits(64))
+        Probe(f"{prefix}{i}", rng.randbytes(16), rng.getrandbits(64), rng.randbytes(SKETCH_BYTES))
         for i in range(count)
     ]
+
+
+def sketch_sharing(rng: random.Random, sketch: bytes, similarity: float) -> bytes:
+    """A sketch agreeing with `sketch` on about `similarity` of its bins."""
+    return bytes(b if rng.random() < similarity else b ^ 0x5A for b in sketch)
 
 
 def moved(rng: random.Random, fp: int, distance: int) -> int:
@@ -56,15 +63,15 @@ def planted(rng: random.Random, threshold: int) -> Planted:
     originals, copies = [], []
     for d in range(threshold + 1):
         for n in range(PLANTED_PER_DISTANCE):
-            verify = rng.getrandbits(64)
-            original = Probe(f"orig-{d}-{n}", rng.randbytes(16), rng.getrandbits(64), verify)
+            sketch = rng.randbytes(SKETCH_BYTES)
+            original = Probe(f"orig-{d}-{n}", rng.randbytes(16), rng.getrandbits(64), sketch)
             assert original.fingerprint is not None
             originals.append(original)
             copy = Probe(
                 f"copy-{d}-{n}",
                 rng.randbytes(16),
                 moved(rng, original.fingerprint, d),
-                moved(rng, verify, 2),
+                sketch_sharing(rng, sketch, PLANTED_SIMILARITY),
             )
             copies.append((copy, original.id, d))
     return Planted(originals, copies)
@@ -77,7 +84,7 @@ async def load(index: RedisIndex, rng: random.Random, docs: int, extra: list[Pro
         index.namespace,
         index.layout,
         max_bucket_read=0,
-        verify_threshold=index.verify_threshold,
+        similarity=index.rule.similarity,
     )
     start = time.perf_counter()
     for first in range(0, docs, LOAD_BATCH):
@@ -180,7 +187,7 @@ async def measure(
         index.namespace,
         layout,
         max_bucket_read=index.max_bucket_read,
-        verify_threshold=index.verify_threshold,
+        similarity=index.rule.similarity,
         bucket_cache=index.uses_bucket_cache,
     )
     await second.refresh()
@@ -244,7 +251,7 @@ async def run(args: argparse.Namespace) -> None:
     source = "from the bucket cache" if args.bucket_cache else "with MGETs"
     print(
         f"threshold {args.threshold}, {args.docs:,} articles indexed, whole buckets read "
-        f"(max_bucket_read {UNBOUNDED:,}), verification threshold {args.verify}; buckets "
+        f"(max_bucket_read {UNBOUNDED:,}), duplicate similarity {args.similarity}; buckets "
         f"read {source}"
     )
     for label, layout in layouts_to_run(args.layouts.split(","), args.threshold, args.docs):
@@ -253,7 +260,7 @@ async def run(args: argparse.Namespace) -> None:
             "bench",
             layout,
             max_bucket_read=UNBOUNDED,
-            verify_threshold=args.verify,
+            similarity=args.similarity,
             bucket_cache=args.bucket_cache,
         )
         await measure(
@@ -282,11 +289,11 @@ def main() -> None:
     )
     parser.add_argument("--depth", type=int, default=64, help="pipeline depth")
     parser.add_argument(
-        "--verify",
-        type=int,
-        default=defaults.VERIFY_THRESHOLD,
-        help="verification threshold (-1: none); planted copies are 2 bits "
-        "apart in the verification fingerprint",
+        "--similarity",
+        type=float,
+        default=defaults.SIMILARITY,
+        help="the estimated Jaccard similarity a candidate must reach; planted copies' "
+        f"sketches share about {PLANTED_SIMILARITY} of their bins with their originals'",
     )
     parser.add_argument(
         "--budget", type=float, default=30.0, help="seconds per timed mode before stopping early"

@@ -36,9 +36,7 @@ async def run(args: argparse.Namespace) -> None:
     settings = Settings()
     client = connect(args.redis_url)
     await wipe(client)
-    index = RedisIndex(
-        client, "stages", wiring.layout(settings), verify_threshold=settings.verify_threshold
-    )
+    index = RedisIndex(client, "stages", wiring.layout(settings), similarity=settings.similarity)
     pipeline = wiring.pipeline(settings, index)
     values = [json.dumps(a).encode() for a in make_articles(args.docs + args.measure)]
     for start in range(0, args.docs, BATCH):
@@ -59,7 +57,7 @@ async def run(args: argparse.Namespace) -> None:
         fingerprints = pipeline.fingerprinter.many(texts)
         spent["fingerprint"] += clock() - t
         probes = [
-            Probe(a.id, fp.content_hash, fp.search, fp.verification)
+            Probe(a.id, fp.content_hash, fp.search, fp.sketch)
             for a, fp in zip(articles, fingerprints, strict=True)
             if isinstance(a, Article)
         ]

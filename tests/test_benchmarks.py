@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from tests.support import ROOT
+from worker import defaults
 
 
 def run(module: str, *args: str) -> str:
@@ -22,9 +23,10 @@ def run(module: str, *args: str) -> str:
 
 
 def test_bench_fingerprint() -> None:
-    out = run("bench_fingerprint", "--rounds", "1", "--chinese-texts", "20")
+    out = run("bench_fingerprint", "--rounds", "1", "--chinese-texts", "20", "--html-pages", "10")
     assert "us/text" in out
     assert "simhash library" in out
+    assert "trafilatura" in out
 
 
 def test_bench_index(redis_url: str) -> None:
@@ -40,7 +42,8 @@ def test_bench_index(redis_url: str) -> None:
         redis_url.rsplit("/", 1)[0] + "/14",
     )
     assert "pipelined" in out
-    assert "recall on planted pairs at distance 0..8: " + " ".join(["1.00"] * 9) in out
+    k = defaults.THRESHOLD
+    assert f"recall on planted pairs at distance 0..{k}: " + " ".join(["1.00"] * (k + 1)) in out
 
 
 def test_bench_stages(redis_url: str) -> None:

@@ -7,7 +7,7 @@ from worker.text.features import ChineseUnits
 
 def test_defaults() -> None:
     s = Settings.from_env({})
-    assert s.threshold == 8
+    assert (s.threshold, s.similarity, s.min_words) == (11, 0.6, 10.0)
     assert s.shingle_size == 3
     assert s.chinese_units == "characters"
     assert s.input_topic == "articles"
@@ -63,10 +63,12 @@ def test_settings_are_frozen() -> None:
         ({"DEDUP_LAYOUT": "lsh"}, "is not one of: auto, pigeonhole"),
         ({"DEDUP_LAYOUT": "blocks:4", "DEDUP_THRESHOLD": "3"}, "blocks needs more than k\\+1"),
         ({"DEDUP_RECALL": "1.5"}, "recall must be in"),
-        ({"DEDUP_RELATED_THRESHOLD": "3"}, "related_threshold must be 0 \\(off\\) or 9..15"),
+        ({"DEDUP_RELATED_THRESHOLD": "3"}, "related_threshold must be 0 \\(off\\) or 12..15"),
         ({"DEDUP_RETENTION_DAYS": "-1"}, "retention_days must be >= 0"),
         ({"DEDUP_REDIS_CLUSTER": "maybe"}, "DEDUP_REDIS_CLUSTER='maybe' is not true or false"),
         ({"DEDUP_EXPECTED_DOCS": "0"}, "expected_docs must be >= 1"),
+        ({"DEDUP_SIMILARITY": "0"}, "similarity must be in \\(0, 1\\]"),
+        ({"DEDUP_RENEW_ON_MATCH": "often"}, "DEDUP_RENEW_ON_MATCH='often' is not true or false"),
     ],
 )
 def test_bad_values_say_the_fix(env: dict[str, str], message: str) -> None:

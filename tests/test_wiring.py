@@ -36,20 +36,30 @@ def test_library_defaults_are_the_workers() -> None:
         assert index.layout == worker_index.layout
         assert (
             index.threshold,
-            index.verify_threshold,
+            index.rule,
             index.max_bucket_read,
             index.retention_s,
+            index.renew_on_match,
         ) == (
             worker_index.threshold,
-            worker_index.verify_threshold,
+            worker_index.rule,
             worker_index.max_bucket_read,
             worker_index.retention_s,
+            worker_index.renew_on_match,
         )
     worker_fp, library_fp = wiring.fingerprinter(settings), Fingerprinter()
-    assert (library_fp.shingle_size, library_fp.chinese, library_fp.min_words) == (
+    assert (
+        library_fp.shingle_size,
+        library_fp.chinese,
+        library_fp.min_words,
+        library_fp.sketch_shape,
+        library_fp.tf_damping,
+    ) == (
         worker_fp.shingle_size,
         worker_fp.chinese,
         worker_fp.min_words,
+        worker_fp.sketch_shape,
+        worker_fp.tf_damping,
     )
     assert library_fp.idf == worker_fp.idf
 
@@ -59,7 +69,8 @@ def test_every_default_is_a_setting_default() -> None:
     names = {
         "threshold": "THRESHOLD",
         "related_threshold": "RELATED_THRESHOLD",
-        "verify_threshold": "VERIFY_THRESHOLD",
+        "similarity": "SIMILARITY",
+        "renew_on_match": "RENEW_ON_MATCH",
         "shingle_size": "SHINGLE_SIZE",
         "chinese_units": "CHINESE_UNITS",
         "min_words": "MIN_WORDS",
@@ -67,6 +78,8 @@ def test_every_default_is_a_setting_default() -> None:
         "expected_docs": "EXPECTED_DOCS",
         "recall": "RECALL",
         "max_bucket_read": "MAX_BUCKET_READ",
+        "detect_format": "DETECT_FORMAT",
+        "html_main_content": "MAIN_CONTENT",
     }
     settings = Settings()
     for field, constant in names.items():

@@ -1,16 +1,21 @@
 """The default of every setting that changes what the detector decides, in one place: Settings
 (the worker and the CLI) and the library classes (Fingerprinter, MemoryIndex, RedisIndex) take
 theirs from here, so that a library user and the worker decide alike. docs/quality.md has the
-measurements behind them."""
+measurements behind them (`python -m evaluation.choices` reproduces the comparison)."""
 
-THRESHOLD = 8  # bits of the search fingerprint: closer articles are near-duplicates
+THRESHOLD = 11  # bits of the search fingerprint within which earlier articles are candidates
 MAX_THRESHOLD = 15
 RELATED_THRESHOLD = 0  # above THRESHOLD: also alert on related articles; 0: off
-VERIFY_THRESHOLD = 14  # bits of the verification fingerprint a candidate must be within
-SHINGLE_SIZE = 3  # units per shingle of the verification fingerprint
+SIMILARITY = 0.6  # the estimated Jaccard similarity a candidate must reach to be a duplicate
+RELATED_SIMILARITY = 0.3  # ... and a related article (with RELATED_THRESHOLD)
+MAX_CANDIDATES = 16  # the nearest candidates (by the search fingerprint) an article is compared to
+SHINGLE_SIZE = 3  # units per shingle of the set sketch
 MAX_SHINGLE_SIZE = 10
+SKETCH_BINS = 64  # the set sketch: one-permutation MinHash of this many bins (worker.text.sketch)
+SKETCH_BITS = 8  # ... keeping this many bits of each bin's minimum
+TF_DAMPING = "sqrt"  # a unit's weight in the search fingerprint grows as the root of its count
 CHINESE_UNITS = "characters"  # or "jieba" (worker.text.features.ChineseUnits)
-MIN_WORDS = 20.0  # shorter texts get exact matching only (a Han character counts as half)
+MIN_WORDS = 10.0  # shorter texts get exact matching only (a character unit counts as half)
 LAYOUT = "auto"  # the planner's choice of index tables (worker.layout.planner)
 EXPECTED_DOCS = 1_000_000  # the index size the automatic layout is planned for
 RECALL = 1.0  # below 1, the planner may choose sampled (inexact) tables
@@ -18,3 +23,4 @@ MAX_BUCKET_READ = 1000  # newest entries read per bucket; a bucket over it is "h
 IDF_CAP = 5.0  # the largest IDF weight: rarer units all weigh this much
 DETECT_FORMAT = True  # a text without a format is read as what it looks like (HTML, e-mail)
 MAIN_CONTENT = True  # HTML without what looks like navigation, headers and footers
+RENEW_ON_MATCH = False  # an article matched by a later copy starts its retention again

@@ -50,7 +50,7 @@ class Rejection:
 class Kind(StrEnum):
     UNIQUE = "unique"
     EXACT = "exact"  # same normalised text as an earlier article
-    NEAR = "near"  # fingerprint within the threshold of an earlier article's
+    NEAR = "near"  # within the threshold of an earlier article, and as similar as required
     RELATED = "related"  # not a duplicate, but within the related threshold: an original
 
 
@@ -61,7 +61,11 @@ class Probe:
     id: str
     content_hash: bytes
     fingerprint: int | None  # the search fingerprint; None for a text too short for one
-    verification: int | None = None  # the verification fingerprint
+    sketch: bytes | None = None  # the set sketch of its shingles (with a fingerprint)
+
+    def __post_init__(self) -> None:
+        if self.fingerprint is not None and not self.sketch:
+            raise ValueError(f"probe {self.id!r}: a fingerprint needs its sketch")
 
 
 @dataclass(frozen=True)
@@ -69,9 +73,11 @@ class Verdict:
     id: str
     kind: Kind
     fingerprint: int | None
-    duplicate_of: str | None = None  # the earlier article it repeats (or, if related, is near)
-    distance: int | None = None
+    duplicate_of: str | None = None  # the closest earlier article it repeats (or is related to)
+    distance: int | None = None  # bits between the two search fingerprints
     duplicate_of_fingerprint: int | None = None
+    similarity: float | None = None  # their estimated Jaccard similarity (1.0: exact)
+    original: str | None = None  # the first article of its cluster (for a duplicate)
     seen_at_ms: int = 0  # when the index first decided; the same on every replay
     replayed: bool = False  # True when the id had been decided before (a redelivery)
     candidates: int = 0  # bucket entries compared to decide (0 on a replay)

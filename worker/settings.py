@@ -42,7 +42,8 @@ ENV: dict[str, str] = {
     "expected_docs": "DEDUP_EXPECTED_DOCS",
     "recall": "DEDUP_RECALL",
     "retention_days": "DEDUP_RETENTION_DAYS",
-    "verify_threshold": "DEDUP_VERIFY_THRESHOLD",
+    "similarity": "DEDUP_SIMILARITY",
+    "renew_on_match": "DEDUP_RENEW_ON_MATCH",
     "idf_file": "DEDUP_IDF_FILE",
     "shingle_size": "DEDUP_SHINGLE_SIZE",
     "chinese_units": "DEDUP_CHINESE_UNITS",
@@ -91,7 +92,8 @@ class Settings:
     expected_docs: int = defaults.EXPECTED_DOCS
     recall: float = defaults.RECALL
     retention_days: float = 0.0  # older articles stop matching and are removed; 0: kept
-    verify_threshold: int = defaults.VERIFY_THRESHOLD
+    similarity: float = defaults.SIMILARITY  # estimated Jaccard a duplicate must reach
+    renew_on_match: bool = defaults.RENEW_ON_MATCH  # a matched article's retention restarts
     idf_file: str = ""  # an IDF table (dedup-worker idf build); "": the packaged one
     shingle_size: int = defaults.SHINGLE_SIZE
     chinese_units: ChineseUnits = ChineseUnits.CHARACTERS  # defaults.CHINESE_UNITS
@@ -134,8 +136,9 @@ class Settings:
             except ValueError as exc:
                 raise ConfigError(f"{exc}; or use auto (the planner's choice)") from None
         _check(
-            0 <= self.verify_threshold <= 64,
-            f"verify_threshold must be 0..64 bits, got {self.verify_threshold}",
+            0.0 < self.similarity <= 1.0,
+            f"similarity must be in (0, 1] (an estimated Jaccard similarity), got "
+            f"{self.similarity}; {defaults.SIMILARITY} suits most streams (docs/quality.md)",
         )
         _check(
             1 <= self.shingle_size <= defaults.MAX_SHINGLE_SIZE,

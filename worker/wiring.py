@@ -57,9 +57,10 @@ def fingerprinter(settings: Settings) -> Fingerprinter:
 def _index_options(settings: Settings) -> dict[str, Any]:
     return {
         "threshold": settings.threshold,
-        "verify_threshold": settings.verify_threshold,
+        "similarity": settings.similarity,
         "max_bucket_read": settings.max_bucket_read,
         "retention_s": settings.retention_s,
+        "renew_on_match": settings.renew_on_match,
     }
 
 

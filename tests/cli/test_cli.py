@@ -5,12 +5,13 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from tests.support.factories import probe
 from tests.support.schemas import validate
 from tests.support.texts import PRODUCT_PAGE, PROMOTION, RECIPE
 from worker import wiring
 from worker.cli import main
 from worker.cli.stream import alert_line
-from worker.model import Kind, Probe, Verdict
+from worker.model import Kind, Verdict
 from worker.settings import ENV, Settings
 
 
@@ -65,8 +66,8 @@ def test_scan_threshold_option(tmp_path: Path) -> None:
         + "\n"
     )
     default = CliRunner().invoke(main, ["scan", str(path)]).output.splitlines()
-    assert json.loads(default[1])["distance"] == 3  # the promotion moves three bits
-    strict = CliRunner().invoke(main, ["scan", "--threshold", "2", str(path)]).output
+    assert json.loads(default[1])["distance"] == 5  # the promotion moves five bits
+    strict = CliRunner().invoke(main, ["scan", "--threshold", "4", str(path)]).output
     assert [json.loads(line)["verdict"] for line in strict.splitlines()] == ["unique", "unique"]
 
 
@@ -85,7 +86,9 @@ def test_alert_lines_for_alerts_and_dead_letters() -> None:
             "kind": "near",
             "id": "b",
             "duplicate_of": "a",
+            "original": "o",
             "distance": 2,
+            "similarity": 0.8431,
             "threshold": 3,
             "fingerprint": "00000000000000ff",
             "duplicate_of_fingerprint": "00000000000000fc",
@@ -96,11 +99,15 @@ def test_alert_lines_for_alerts_and_dead_letters() -> None:
         "b",
         "~",
         "a",
+        "similarity",
+        "0.84",
         "distance",
         "2/3",
         "00000000000000ff",
         "vs",
         "00000000000000fc",
+        "original",
+        "o",
     ]
     dead = alert_line(
         {
@@ -143,7 +150,7 @@ def test_forget_removes_ids_from_the_shared_index(redis_url: str) -> None:
 
     async def check(article_id: str) -> Verdict:
         index = wiring.redis_index(settings)
-        [v] = await index.check_and_insert([Probe(article_id, b"c" * 16, 0x1234)])
+        [v] = await index.check_and_insert([probe(article_id, 0x1234, content="c")])
         await index.close()
         return v
 

@@ -23,12 +23,12 @@ from tests.support.tenant import (
     produce,
     start_group,
 )
-from worker import wiring
+from worker import defaults, wiring
 from worker.text.fingerprint import Fingerprinter
 from worker.text.simhash import hamming
 
 fingerprint = Fingerprinter()
-THRESHOLD = 3
+THRESHOLD = defaults.THRESHOLD
 MAX_BYTES = 200_000
 
 
@@ -53,7 +53,7 @@ def originals(count: int) -> list[str]:
 
 def one_word_edit(text: str, rng: random.Random, tag: str) -> tuple[str, int]:
     """`text` with one word replaced, chosen so that the copy lands within THRESHOLD bits:
-    a one-word edit moves 0-4 bits of a 200-word text (see docs for how often)."""
+    most one-word edits do (docs/quality.md has how often)."""
     words = text.split()
     for _ in range(50):
         i = rng.randrange(len(words))

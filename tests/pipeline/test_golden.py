@@ -73,10 +73,12 @@ async def verdict_lines(settings: Settings, index: Index) -> list[dict[str, Any]
                     "id": v.id,
                     "kind": v.kind.value,
                     "duplicate_of": v.duplicate_of,
+                    "original": v.original,
                     "distance": v.distance,
+                    "similarity": v.similarity,
                     "content_hash": fp.content_hash.hex(),
                     "search": fp.search,
-                    "verify": fp.verification,
+                    "sketch": fp.sketch.hex() if fp.sketch is not None else None,
                     "words": fp.words,
                 }
             )

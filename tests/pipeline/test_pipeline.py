@@ -41,8 +41,10 @@ async def test_decisions_come_back_in_input_order() -> None:
     assert recipe.verdict.kind is Kind.UNIQUE
     assert isinstance(update, Accepted)
     assert update.verdict.replaced
-    # page's old text is gone, and copy (a duplicate) was never indexed
-    assert update.verdict.kind is Kind.UNIQUE
+    # page's old text is gone; copy, indexed too, repeats the new text: the cluster now starts
+    # at copy, never at the article itself
+    assert (update.verdict.kind, update.verdict.duplicate_of) == (Kind.NEAR, "copy")
+    assert update.verdict.original == "copy"
 
 
 async def test_deletions_apply_in_their_place_in_the_batch() -> None:

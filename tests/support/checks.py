@@ -1,6 +1,6 @@
 """What must hold after any fault: every input has a verdict, a repeated verdict is identical to
 the first, nothing is its own duplicate, no two copies of a text are both unique, and every
-alert points at an article that was unique."""
+alert names as its original an article that was unique."""
 
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ def assert_guarantees(out: Outputs, articles: list[dict[str, Any]]) -> int:
         assert len(set(versions)) == 1, f"{article_id} got different verdicts: {versions}"
     first = {i: json.loads(v[0]) for i, v in seen.items()}
     assert all(v.get("duplicate_of") != i for i, v in first.items()), "a self-duplicate"
+    assert all(v.get("original") != i for i, v in first.items()), "its own original"
 
     unique = {i for i, v in first.items() if "duplicate_of" not in v}
     by_text: dict[str, list[str]] = defaultdict(list)
@@ -44,5 +45,7 @@ def assert_guarantees(out: Outputs, articles: list[dict[str, Any]]) -> int:
         both = unique.intersection(ids)
         assert len(both) <= 1, f"copies of one text are all unique: {sorted(both)}"
     for i, v in first.items():
-        assert v.get("duplicate_of", next(iter(unique))) in unique, f"{i} points at a duplicate"
+        if "duplicate_of" in v:
+            assert v["duplicate_of"] in first, f"{i} points at an article with no verdict"
+            assert v["original"] in unique, f"{i} names an original that was a duplicate"
     return sum(len(v) - 1 for v in seen.values())

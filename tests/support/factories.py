@@ -7,19 +7,27 @@ import json
 import xxhash
 
 from worker.index.base import Index
-from worker.index.redis.format import pack_entry
+from worker.index.redis.format import SKETCH_BYTES, pack_entry
 from worker.model import Probe, Verdict
 from worker.text.fingerprint import Fingerprinter
 
 BASE = 0xF0E1D2C3B4A59687  # a fingerprint with its top bit set: fingerprints are unsigned
 
 
-def probe(
-    id: str, fp: int | None, content: str | None = None, verification: int | None = None
-) -> Probe:
+# The sketch every probe has unless told otherwise: any two agree on all its bins, so that
+# whether two probes match is up to their fingerprints.
+SAME = bytes(SKETCH_BYTES)
+
+
+def sketch_agreeing(bins: int) -> bytes:
+    """A sketch that agrees with SAME on `bins` bins."""
+    return bytes([1] * (SKETCH_BYTES - bins) + [0] * bins)
+
+
+def probe(id: str, fp: int | None, content: str | None = None, sketch: bytes = SAME) -> Probe:
     """A probe whose content hash comes from `content` (default: unique to the id)."""
     digest = xxhash.xxh3_128_digest((content if content is not None else f"text of {id}").encode())
-    return Probe(id, digest, fp, verification)
+    return Probe(id, digest, fp, sketch if fp is not None else None)
 
 
 def flip(fp: int, bits: list[int]) -> int:
@@ -35,9 +43,9 @@ async def one(index: Index, p: Probe) -> Verdict:
     return verdict
 
 
-def entry(fp: int, seq: int, seen_s: int = 100, verification: int = 0) -> bytes:
+def entry(fp: int, seq: int, seen_s: int = 100) -> bytes:
     """One bucket entry, as the index stores it."""
-    return pack_entry(fp, seq, seen_s, verification)
+    return pack_entry(fp, seq, seen_s)
 
 
 def search_fingerprint(fingerprinter: Fingerprinter, text: str) -> int:

@@ -1,6 +1,9 @@
 import pytest
 
-from worker.text.features import bigrams, shingles, tokenize
+from worker.text.fast_units import fast_units
+from worker.text.features import bigrams, shingles, tokenize, units
+from worker.text.normalize import normalized_tokens
+from worker.text.simhash import feature_hashes
 
 
 def test_word_shingles_overlap() -> None:
@@ -68,3 +71,41 @@ def test_bad_options_are_refused() -> None:
         tokenize("a", shingle_size=0)
     with pytest.raises(ValueError, match="bigrams"):
         tokenize("a", chinese="words")
+
+
+SCRIPTS = {
+    "japanese": ("東京でお花見をしました", list("東京でお花見をしました"), 5.5),
+    "thai": ("ภาษาไทย", list("ภาษาไทย"), 3.5),
+    "lao": ("ພາສາລາວ", list("ພາສາລາວ"), 3.5),
+    "khmer": ("ភាសាខ្មែរ", list("ភាសាខ្មែរ"), 4.5),
+    "myanmar": ("မြန်မာစာ", list("မြန်မာစာ"), 4.0),
+    "tibetan": ("བོད་ཡིག", list("བོདཡིག"), 3.0),  # (the tsheg separates syllables)
+    "korean": ("한국어 문장입니다 여기", ["한국어", "문장입니다", "여기"], 3),
+    "russian": ("русский текст здесь", ["русский", "текст", "здесь"], 3),
+    "mixed": ("the iPhone 手机很好 sold", ["the", "iphone", "手", "机", "很", "好", "sold"], 5.0),
+}
+
+
+@pytest.mark.parametrize("script", list(SCRIPTS))
+def test_every_script_gets_its_units(script: str) -> None:
+    """Scripts written without spaces are cut into characters (each counts as half a word);
+    the others into words; a mixed text run by run."""
+    text, expected, words = SCRIPTS[script]
+    found = units(normalized_tokens(text))
+    assert found.items == expected
+    assert found.words == words
+
+
+@pytest.mark.parametrize("script", list(SCRIPTS))
+def test_the_fast_units_agree_on_every_script(script: str) -> None:
+    text = SCRIPTS[script][0]
+    texts = [f"{text} {n}" for n in range(5)]  # (the numpy path needs a few texts)
+    fast = fast_units(texts)
+    for i, t in enumerate(texts):
+        one = units(normalized_tokens(t))
+        start = int(fast.counts[:i].sum())
+        assert (
+            fast.hashes[start : start + fast.counts[i]].tolist()
+            == feature_hashes(one.items).tolist()
+        )
+        assert fast.words[i] == one.words

@@ -47,7 +47,14 @@ def mail(**parts: str) -> str:
         ('<?xml version="1.0"?><doc><title>x</title></doc>', Format.HTML),
         (mail(plain="hello"), Format.EMAIL),
         ("From anna@example.com Mon Mar  2 08:00:00 2026\n" + mail(plain="hello"), Format.EMAIL),
+        ("Received:\n from mx.example.com by mail.example.org\n" + mail(plain="hi"), Format.EMAIL),
         ("Plain text that mentions <b> once and a < b > c.", Format.TEXT),
+        (  # a manual's placeholders and addresses are no markup
+            "git checkout [-q] [-f] [-m] <branch>\ngit checkout --detach <commit> <path>\n"
+            "git worktree add <path> <commit-ish>\nwrite to <anna@example.com> or <file>",
+            Format.TEXT,
+        ),
+        ("<!-- a comment --><p>one</p><p>two</p><br>", Format.HTML),
         ("Subject: only one header-looking line\n\nand text", Format.TEXT),
         ("Note: this is prose.\nTo: whom it may concern, with a colon.\n\nBody.", Format.TEXT),
     ],
@@ -65,6 +72,20 @@ def test_html_is_read_as_its_visible_text() -> None:
     main = html_text(PAGE)
     assert "harbour bridge reopened" in main
     assert "Copyright 2026" not in main  # the footer is not the page's content
+
+
+def test_main_content_that_keeps_too_little_gives_way_to_the_whole_page() -> None:
+    """A generated reference page: a short blurb the heuristics take for the content, and the
+    list of links (most of the page, and what tells it from its siblings) they drop."""
+    links = "".join(f"<li><a href='#m{i}'>com.example.Method{i}</a></li>" for i in range(80))
+    page = (
+        "<html><body><nav>Overview Package Class Use Tree Deprecated Index Help</nav>"
+        "<main><h1>Uses of Class Widget</h1><p>Uses of Class java.util.Widget in the "
+        f"standard library of this release.</p></main><ul>{links}</ul></body></html>"
+    )
+    assert "com.example.Method79" in html_text(page)  # the whole page, not the blurb
+    assert html_text(page) == html_text(page, main_content=False)
+    assert html_text(PAGE) != html_text(PAGE, main_content=False)  # an article page: its content
 
 
 def test_an_email_is_read_as_its_subject_and_text() -> None:

@@ -136,8 +136,11 @@ def alert_line(body: dict[str, Any]) -> str:
             f"{body['reason']}: {body['detail']}"
         )
     sign = "=" if body["kind"] == "exact" else "~"
+    first = body.get("original", body["duplicate_of"])
     return (
         f"{body['kind']:<10} {body['id']} {sign} {body['duplicate_of']}   "
+        f"similarity {body['similarity']:.2f}   "
         f"distance {body['distance']}/{body['threshold']}   "
         f"{body['fingerprint']} vs {body['duplicate_of_fingerprint']}"
+        + (f"   original {first}" if first != body["duplicate_of"] else "")
     )

@@ -8,9 +8,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from worker import defaults
 from worker.layout.tables import Layout
 from worker.model import Probe, Verdict
 from worker.text.simhash import hamming
+from worker.text.sketch import SketchShape, agreeing_bins, bins_needed, estimate
 
 
 def duplicate_threshold(layout: Layout, threshold: int | None) -> int:
@@ -30,7 +32,8 @@ class Index(Protocol):
     threshold: int
 
     async def check_and_insert(self, probes: Sequence[Probe]) -> list[Verdict]:
-        """Decide each probe in order, as if one at a time, and index the originals.
+        """Decide each probe in order, as if one at a time, and index it unless it is an
+        exact copy (near-duplicates are indexed too: a later copy may be closest to them).
 
         Each decision is atomic: no other caller can slip between its check and its insert.
         A probe whose id was decided before gets the same verdict again (replayed=True); if
@@ -54,40 +57,90 @@ class Index(Protocol):
 
 
 @dataclass(frozen=True)
+class Rule:
+    """How an index judges an article's candidates; the memory index applies it in Python, the
+    Redis index in its Lua script (with the same integers), and the contract tests hold the
+    two to the same answers.
+
+    Candidates are the earlier indexed articles within `radius` bits of the article's search
+    fingerprint, of which the `max_candidates` nearest (ties: first seen) are compared by
+    their sketches. The most similar of those within `threshold` bits that agree on at least
+    `duplicate_bins` bins is the article's match, a near-duplicate (between equals, the
+    nearer, then the first seen); without one, with a related tier (radius > threshold), the
+    most similar within `radius` that agree on `related_bins` makes it related."""
+
+    threshold: int
+    radius: int
+    similarity: float  # what `duplicate_bins` is the integer form of
+    duplicate_bins: int
+    related_bins: int
+    max_candidates: int
+    shape: SketchShape
+
+    @classmethod
+    def of(
+        cls,
+        layout: Layout,
+        threshold: int,
+        similarity: float,
+        max_candidates: int = defaults.MAX_CANDIDATES,
+        shape: SketchShape | None = None,
+    ) -> Rule:
+        shape = shape or SketchShape(defaults.SKETCH_BINS, defaults.SKETCH_BITS)
+        if not 0.0 < similarity <= 1.0:
+            raise ValueError(f"similarity must be in (0, 1], got {similarity}")
+        return cls(
+            threshold,
+            layout.threshold,
+            similarity,
+            bins_needed(similarity, shape),
+            bins_needed(defaults.RELATED_SIMILARITY, shape),
+            max_candidates,
+            shape,
+        )
+
+    def similarity_of(self, agreeing: int) -> float:
+        """The estimated Jaccard similarity of two sketches agreeing on `agreeing` bins."""
+        return round(estimate(agreeing, self.shape), 4)
+
+
+@dataclass(frozen=True)
 class Entry:
-    """An indexed original, as a candidate match."""
+    """An indexed article, as a candidate match."""
 
     id: str
     fingerprint: int
-    seq: int  # order of first sight in its index: 1 for the first original, then 2, ...
-    seen_ms: int = 0  # when it was first seen (for expiry)
-    verification: int | None = None
+    seq: int  # order of indexing in its index: 1 for the first, then 2, ...
+    seen_ms: int = 0  # when it was indexed (for expiry)
+    sketch: bytes = b""
 
 
-def closest(
-    fingerprint: int,
-    candidates: Iterable[Entry],
-    threshold: int,
-    exclude_id: str,
-    verification: int | None = None,
-    verify_threshold: int = -1,
-) -> tuple[Entry, int] | None:
-    """The candidate nearest to `fingerprint` within `threshold` bits, and its distance.
-    With `verify_threshold` >= 0, only candidates whose verification fingerprint is within it
-    of `verification` count.
+@dataclass(frozen=True)
+class Match:
+    entry: Entry
+    distance: int
+    agreeing: int  # sketch bins the two agree on
+    near: bool  # a near-duplicate; else related
 
-    Ties go to the first seen (the lowest sequence number), so every index picks the same one.
-    An article is never its own match.
-    """
-    best: tuple[int, int, Entry] | None = None
-    for entry in candidates:
-        if entry.id == exclude_id:
-            continue
-        d = hamming(fingerprint, entry.fingerprint)
-        if verify_threshold >= 0 and (
-            hamming(verification or 0, entry.verification or 0) > verify_threshold
-        ):
-            continue
-        if d <= threshold and (best is None or (d, entry.seq) < best[:2]):
-            best = (d, entry.seq, entry)
-    return None if best is None else (best[2], best[0])
+
+def match(
+    rule: Rule, fingerprint: int, sketch: bytes, candidates: Iterable[Entry], exclude_id: str
+) -> Match | None:
+    """The article's match among `candidates` under `rule`, or None. An article is never its
+    own match."""
+    distinct = {e.seq: e for e in candidates if e.id != exclude_id}  # (tables share entries)
+    within = sorted(
+        ((hamming(fingerprint, e.fingerprint), e.seq, e) for e in distinct.values()),
+        key=lambda c: c[:2],
+    )
+    within = [c for c in within if c[0] <= rule.radius][: rule.max_candidates]
+    best: Match | None = None
+    best_key: tuple[bool, int, int, int] | None = None  # near first, most similar, nearest
+    for distance, seq, entry in within:
+        agreeing = agreeing_bins(sketch, entry.sketch, rule.shape) if entry.sketch else 0
+        near = distance <= rule.threshold and agreeing >= rule.duplicate_bins
+        related = rule.radius > rule.threshold and agreeing >= rule.related_bins
+        key = (not near, -agreeing, distance, seq)
+        if (near or related) and (best_key is None or key < best_key):
+            best, best_key = Match(entry, distance, agreeing, near), key
+    return best

@@ -6,13 +6,23 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from worker import defaults
-from worker.index.base import Entry, closest, duplicate_threshold
+from worker.index.base import Entry, Rule, duplicate_threshold, match
 from worker.layout.planner import default_layout
 from worker.layout.tables import Layout, neighbours
 from worker.model import Kind, Probe, Verdict
+from worker.text.simhash import hamming
+
+
+@dataclass
+class _Record:
+    content_hash: bytes
+    verdict: Verdict
+    entry: Entry | None  # its place in the buckets, if indexed there
+    original: str  # the first article of its cluster
+    alive_ms: int  # when it last started its retention (first seen, or renewed)
 
 
 class MemoryIndex:
@@ -21,22 +31,23 @@ class MemoryIndex:
         layout: Layout | None = None,
         *,
         threshold: int | None = None,
-        verify_threshold: int = defaults.VERIFY_THRESHOLD,
+        similarity: float = defaults.SIMILARITY,
         max_bucket_read: int = defaults.MAX_BUCKET_READ,
         retention_s: int = 0,
+        renew_on_match: bool = defaults.RENEW_ON_MATCH,
         clock_ms: Callable[[], int] | None = None,
     ) -> None:
         """Arguments as for RedisIndex; `clock_ms` (default: the system's) stamps decisions."""
         self.layout = layout or default_layout()
         self.threshold = duplicate_threshold(self.layout, threshold)
-        self.verify_threshold = verify_threshold
+        self.rule = Rule.of(self.layout, self.threshold, similarity)
         self.max_bucket_read = max_bucket_read
         self.retention_s = retention_s
+        self.renew_on_match = renew_on_match
         self._clock_ms = clock_ms or (lambda: int(time.time() * 1000))
         self._buckets: defaultdict[tuple[int, int], list[Entry]] = defaultdict(list)
         self._exact: dict[bytes, str] = {}
-        # id -> (content hash, verdict, its bucket entry if indexed)
-        self._records: dict[str, tuple[bytes, Verdict, Entry | None]] = {}
+        self._records: dict[str, _Record] = {}
         self._seq = 0
 
     async def check_and_insert(self, probes: Sequence[Probe]) -> list[Verdict]:
@@ -49,65 +60,104 @@ class MemoryIndex:
         cutoff = self._cutoff_s(self._clock_ms())
         if cutoff is None:
             return 0
-        old = [i for i, (_, v, _) in self._records.items() if v.seen_at_ms < cutoff * 1000]
+        old = [i for i, r in self._records.items() if r.alive_ms < cutoff * 1000]
         for article_id in old[:limit]:
             self._remove(article_id)
         return min(len(old), limit)
 
     def _cutoff_s(self, now_ms: int) -> int | None:
-        """Articles first seen before this second have expired (as in the Lua script)."""
+        """Articles alive before this second have expired (as in the Lua script)."""
         return now_ms // 1000 - self.retention_s if self.retention_s else None
 
     def check_and_insert_one(self, probe: Probe) -> Verdict:
         known = self._records.get(probe.id)
-        if known is not None and known[0] == probe.content_hash:
-            return replace(known[1], replayed=True, candidates=0, hot_buckets=0, replaced=False)
+        if known is not None and known.content_hash == probe.content_hash:
+            return replace(
+                known.verdict, replayed=True, candidates=0, hot_buckets=0, replaced=False
+            )
         replaced = self._remove(probe.id)
         now = self._clock_ms()
-        verdict = replace(self._judge(probe, now), replaced=replaced)
+        verdict, original = self._judge(probe, now)
+        verdict = replace(verdict, replaced=replaced)
         entry = None
-        if verdict.kind in (Kind.UNIQUE, Kind.RELATED):
-            self._exact[probe.content_hash] = probe.id
+        if verdict.kind is not Kind.EXACT:
+            self._exact.setdefault(probe.content_hash, probe.id)
             if probe.fingerprint is not None:
-                self._seq += 1
-                entry = Entry(probe.id, probe.fingerprint, self._seq, now, probe.verification)
-                for table, key in enumerate(self.layout.keys(probe.fingerprint)):
-                    self._buckets[table, key].append(entry)
-        self._records[probe.id] = (probe.content_hash, verdict, entry)
+                entry = self._insert(probe.id, probe.fingerprint, now, probe.sketch or b"")
+        self._records[probe.id] = _Record(probe.content_hash, verdict, entry, original, now)
+        if self.renew_on_match and verdict.is_duplicate and verdict.duplicate_of:
+            self._renew(verdict.duplicate_of, now)
         return verdict
 
+    def _insert(self, article_id: str, fingerprint: int, now: int, sketch: bytes) -> Entry:
+        self._seq += 1
+        entry = Entry(article_id, fingerprint, self._seq, now, sketch)
+        for table, key in enumerate(self.layout.keys(fingerprint)):
+            self._buckets[table, key].append(entry)
+        return entry
+
+    def _unbucket(self, entry: Entry) -> None:
+        for table, key in enumerate(self.layout.keys(entry.fingerprint)):
+            bucket = self._buckets.get((table, key), [])
+            if entry in bucket:  # (expired entries may have been cut already)
+                bucket.remove(entry)
+
+    def _renew(self, article_id: str, now: int) -> None:
+        """The article starts its retention again: it moves to the end of its buckets."""
+        record = self._records.get(article_id)
+        if record is None:
+            return
+        record.alive_ms = now
+        if record.entry is not None:
+            self._unbucket(record.entry)
+            record.entry = self._insert(
+                article_id, record.entry.fingerprint, now, record.entry.sketch
+            )
+
     def _remove(self, article_id: str) -> bool:
-        known = self._records.pop(article_id, None)
-        if known is None:
+        record = self._records.pop(article_id, None)
+        if record is None:
             return False
-        content_hash, _, entry = known
-        if entry is not None:
-            for table, key in enumerate(self.layout.keys(entry.fingerprint)):
-                bucket = self._buckets.get((table, key), [])
-                if entry in bucket:  # (expired entries may have been cut already)
-                    bucket.remove(entry)
-        if self._exact.get(content_hash) == article_id:
-            del self._exact[content_hash]
+        if record.entry is not None:
+            self._unbucket(record.entry)
+        if self._exact.get(record.content_hash) == article_id:
+            del self._exact[record.content_hash]
         return True
 
-    def _judge(self, probe: Probe, now: int) -> Verdict:
+    def _judge(self, probe: Probe, now: int) -> tuple[Verdict, str]:
+        """The verdict, and the first article of the probe's cluster."""
         cutoff = self._cutoff_s(now)
         exact_id = self._exact.get(probe.content_hash)
         if (
             exact_id is not None
             and cutoff is not None
-            and (self._records[exact_id][1].seen_at_ms < cutoff * 1000)
+            and (self._records[exact_id].alive_ms < cutoff * 1000)
         ):
             self._remove(exact_id)
             exact_id = None
         if exact_id is not None:
-            original = self._records[exact_id][1]
-            return Verdict(
-                probe.id, Kind.EXACT, probe.fingerprint, exact_id, 0, original.fingerprint, now
+            record = self._records[exact_id]
+            original = _cluster_of(record.original, exact_id, probe.id)
+            matched = record.verdict.fingerprint
+            distance = (
+                hamming(probe.fingerprint, matched)
+                if probe.fingerprint is not None and matched is not None
+                else 0
             )
+            return Verdict(
+                probe.id,
+                Kind.EXACT,
+                probe.fingerprint,
+                exact_id,
+                distance,
+                matched,
+                1.0,
+                original,
+                now,
+            ), original
         read: list[Entry] = []
         hot = 0
-        if probe.fingerprint is not None and self.max_bucket_read > 0:
+        if probe.fingerprint is not None and probe.sketch and self.max_bucket_read > 0:
             keys = self.layout.keys(probe.fingerprint)
             for number, (table, key) in enumerate(zip(self.layout.tables, keys, strict=True)):
                 for value in neighbours(key, table.width, table.radius):
@@ -116,29 +166,25 @@ class MemoryIndex:
                         bucket[:] = [e for e in bucket if e.seen_ms // 1000 >= cutoff]
                     read += bucket[-self.max_bucket_read :]  # the newest, as Redis reads them
                     hot += len(bucket) > self.max_bucket_read
-            verify_threshold = self.verify_threshold if probe.verification is not None else -1
-            match = closest(
-                probe.fingerprint,
-                read,
-                self.layout.threshold,
-                probe.id,
-                probe.verification,
-                verify_threshold,
-            )
-            if match is not None:
-                entry, distance = match
-                kind = Kind.NEAR if distance <= self.threshold else Kind.RELATED
+            found = match(self.rule, probe.fingerprint, probe.sketch, read, probe.id)
+            if found is not None:
+                entry = found.entry
+                original = _cluster_of(self._records[entry.id].original, entry.id, probe.id)
+                kind = Kind.NEAR if found.near else Kind.RELATED
+                cluster = original if found.near else probe.id
                 return Verdict(
                     probe.id,
                     kind,
                     probe.fingerprint,
                     entry.id,
-                    distance,
+                    found.distance,
                     entry.fingerprint,
+                    self.rule.similarity_of(found.agreeing),
+                    original if found.near else None,
                     now,
                     candidates=len(read),
                     hot_buckets=hot,
-                )
+                ), cluster
         return Verdict(
             probe.id,
             Kind.UNIQUE,
@@ -146,7 +192,14 @@ class MemoryIndex:
             seen_at_ms=now,
             candidates=len(read),
             hot_buckets=hot,
-        )
+        ), probe.id
 
     async def close(self) -> None:
         return None
+
+
+def _cluster_of(original: str, matched: str, article_id: str) -> str:
+    """The first article of the cluster an article joins by matching `matched`: an article
+    sent again with new text may match what repeated its old text, whose cluster then starts
+    at `matched`, never at the article itself (as in the Lua script)."""
+    return matched if original == article_id else original

@@ -98,7 +98,11 @@ def _unique_fields(decision: Accepted, source: Source) -> dict[str, Any]:
         "seen_at": iso_time(verdict.seen_at_ms),
         "source": source.as_json(),
     } | (
-        {"related_to": verdict.duplicate_of, "distance": verdict.distance}
+        {
+            "related_to": verdict.duplicate_of,
+            "distance": verdict.distance,
+            "similarity": verdict.similarity,
+        }
         if verdict.kind is Kind.RELATED
         else {}
     )
@@ -111,7 +115,9 @@ def duplicate(decision: Accepted, source: Source, threshold: int) -> dict[str, A
         "kind": verdict.kind.value,
         "id": verdict.id,
         "duplicate_of": verdict.duplicate_of,
+        "original": verdict.original or verdict.duplicate_of,
         "distance": verdict.distance,
+        "similarity": verdict.similarity,
         "threshold": threshold,
         "fingerprint": _hex(verdict.fingerprint),
         "duplicate_of_fingerprint": _hex(verdict.duplicate_of_fingerprint),
@@ -167,7 +173,9 @@ def scan_line(decision: Decision, line: int) -> dict[str, Any]:
         "verdict": "duplicate" if verdict.is_duplicate else "unique",
         "kind": verdict.kind.value,
         "duplicate_of": verdict.duplicate_of,
+        "original": verdict.original,
         "distance": verdict.distance,
+        "similarity": verdict.similarity,
         "fingerprint": _hex(verdict.fingerprint),
     }
 

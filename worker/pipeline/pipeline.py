@@ -55,7 +55,7 @@ class Pipeline:
         )
         articles = [(i, a, fp) for (i, a), fp in zip(items, fingerprints, strict=True)]
         verdicts = await self.index.check_and_insert(
-            [Probe(a.id, fp.content_hash, fp.search, fp.verification) for _, a, fp in articles]
+            [Probe(a.id, fp.content_hash, fp.search, fp.sketch) for _, a, fp in articles]
         )
         for (i, article, fp), verdict in zip(articles, verdicts, strict=True):
             decisions[i] = Accepted(article, fp, verdict)

@@ -1,12 +1,13 @@
 """The units of a batch of texts, found and hashed in numpy, without a Python object per unit.
 
-Equal to `features.units(normalize.normalized_tokens(text))` with Han characters as units (the
-default, not jieba words), each unit hashed with xxh3_64, and the text's content hash; but done
-over one buffer holding the whole batch. Each text is folded by `normalize.folded_utf8` (one
-C-level pass or a few); units are then found by comparing neighbouring characters (a Han
-character is a unit of its own; other units run from a space or a Han character to the next),
-and worker.text.xxh3 hashes them all at once (only units over 16 bytes one by one): a Python
-step per word was most of the cost of fingerprinting.
+Equal to `features.units(normalize.normalized_tokens(text))` with characters as units for
+scripts written without spaces (the default, not jieba words), each unit hashed with
+xxh3_64, and the text's content hash; but done over one buffer holding the whole batch. Each
+text is folded by `normalize.folded_utf8` (one C-level pass or a few); units are then found by
+comparing neighbouring characters (such a character is a unit of its own; other units run
+from a space or such a character to the next), and worker.text.xxh3 hashes them all at once
+(only units over 16 bytes one by one): a Python step per word was most of the cost of
+fingerprinting.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import xxhash
 
-from worker.text.features import HAN_CHARS_PER_WORD, HAN_RANGES
+from worker.text.features import CHARACTER_RANGES, HAN_CHARS_PER_WORD
 from worker.text.normalize import folded_utf8
 from worker.text.xxh3 import MAX_LENGTH, xxh3_64
 
@@ -30,26 +31,26 @@ class FastUnits:
     content_hashes: list[bytes]  # xxh3_128 of each text's normalised form
     hashes: np.ndarray  # xxh3_64 of each unit, the texts' units one text after another
     counts: np.ndarray  # each text's number of units
-    words: list[float]  # each text's length in words (a Han character counts as half)
+    words: list[float]  # each text's length in words (such a character counts as half)
 
 
 def fast_units(texts: Sequence[str]) -> FastUnits:
     folded = [folded_utf8(text) for text in texts]
     joined = b" ".join(folded)  # a space between texts: no unit runs from one into the next
     buffer = np.frombuffer(_PADDING + joined + _PADDING, dtype=np.uint8)
-    if joined.isascii():  # one byte per character, and no Han
+    if joined.isascii():  # one byte per character, and no character units
         chars = buffer[len(_PADDING) : -len(_PADDING)]
         han = np.zeros(len(chars), dtype=bool)
         offsets = np.arange(len(chars) + 1) + len(_PADDING)
     else:
         chars = np.frombuffer(joined.decode("utf-8").encode("utf-32-le"), dtype="<u4")
         han = np.zeros(len(chars), dtype=bool)
-        for low, high in HAN_RANGES:
+        for low, high in CHARACTER_RANGES:
             han |= (chars >= low) & (chars <= high)
         widths = 1 + (chars >= 0x80) + (chars >= 0x800) + (chars >= 0x10000)  # UTF-8 bytes
         offsets = np.concatenate(([0], np.cumsum(widths))) + len(_PADDING)
 
-    # A unit starts at a non-space after a space, at a Han character, or after one; it ends
+    # A unit starts at a non-space after a space, at a character unit, or after one; it ends
     # likewise. Both are flagged per character, so the n-th start and the n-th end pair up.
     space = chars == _SPACE
     edge_before = np.concatenate(([True], space[:-1] | han[:-1])) | han
@@ -64,7 +65,7 @@ def fast_units(texts: Sequence[str]) -> FastUnits:
     text = np.searchsorted(char_starts, first, side="right") - 1
     counts = np.bincount(text, minlength=len(texts))
     han_counts = np.bincount(text, weights=han[first].astype(np.float64), minlength=len(texts))
-    # An int for a text without Han, as tokens.units gives (the "words" of messages)
+    # An int for a text without character units, as features.units gives (the "words" of messages)
     words = [
         n - h + h / HAN_CHARS_PER_WORD if h else n
         for n, h in zip(counts.tolist(), han_counts.tolist(), strict=True)
@@ -83,7 +84,7 @@ def _content_hashes(
     buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray, counts: np.ndarray
 ) -> list[bytes]:
     """xxh3_128 of each text's normalised form: its units' bytes, runs of spaces as one space
-    (a unit boundary without a space, e.g. between Han characters, stays as it is)."""
+    (a unit boundary without a space, e.g. between character units, stays as it is)."""
     spaces = buffer == _SPACE
     keep = ~spaces
     keep[1:] |= ~spaces[:-1]  # every byte that is not a space, and the first space of a run

@@ -1,5 +1,7 @@
-"""Features of a normalised text: word shingles for space-separated scripts, character bigrams
-or jieba words for Chinese (Han) runs. A text mixing scripts is cut into runs of one kind each.
+"""The units of a normalised text: words of scripts written with spaces between words (Latin,
+Cyrillic, Greek, Arabic, Hangul, ...); single characters of scripts written without (Han,
+kana, Thai, Lao, Khmer, Myanmar, Tibetan), or jieba's words for Han. A text mixing scripts
+is cut into runs of one kind each.
 """
 
 from __future__ import annotations
@@ -17,7 +19,23 @@ _HAN = "".join(f"{chr(first)}-{chr(last)}" for first, last in HAN_RANGES)
 HAN_CHAR = re.compile(f"[{_HAN}]")
 _RUN = re.compile(f"[{_HAN}]+|[^{_HAN}]+")  # within one whitespace-free token
 
-HAN_CHARS_PER_WORD = 2  # for length limits a Han character counts as half a word
+# Scripts written without spaces between words: each character is a unit.
+CHARACTER_RANGES = (
+    *HAN_RANGES,
+    (0x3040, 0x30FF),  # hiragana, katakana
+    (0x31F0, 0x31FF),  # katakana phonetic extensions
+    (0x0E00, 0x0E7F),  # Thai
+    (0x0E80, 0x0EFF),  # Lao
+    (0x0F00, 0x0FFF),  # Tibetan
+    (0x1000, 0x109F),  # Myanmar
+    (0x1780, 0x17FF),  # Khmer
+)
+_CHARS = "".join(f"{chr(first)}-{chr(last)}" for first, last in CHARACTER_RANGES)
+CHARACTER_SCRIPT = re.compile(f"[{_CHARS}]")
+_CHARACTER_RUN = re.compile(f"[{_CHARS}]+|[^{_CHARS}]+")  # within one whitespace-free token
+
+# For length limits a character of those scripts counts as half a word.
+HAN_CHARS_PER_WORD = 2
 
 
 class ChineseUnits(StrEnum):
@@ -76,28 +94,30 @@ def tokenize(normalized: str, shingle_size: int = 3, chinese: str = "bigrams") -
 
 def units(tokens: list[str], chinese: ChineseUnits = ChineseUnits.CHARACTERS) -> Features:
     """The units, in order, of a normalised text given as its tokens
-    (`normalize.normalized_tokens`): words of space-separated scripts; in Han runs single
-    characters (or jieba's words). The search fingerprint's features."""
-    if all(map(str.isascii, tokens)):  # no Han: the tokens are the units
+    (`normalize.normalized_tokens`): words of space-separated scripts; single characters of
+    scripts written without spaces (in Han runs jieba's words instead, with
+    `ChineseUnits.JIEBA`). The search fingerprint's features."""
+    if all(map(str.isascii, tokens)):  # the tokens are the units
         return Features(tokens, len(tokens))
     out: list[str] = []
-    n_words = n_han = 0
+    n_words = n_chars = 0
     for token in tokens:
-        if not HAN_CHAR.search(token):
+        if not CHARACTER_SCRIPT.search(token):
             out.append(token)
             n_words += 1
             continue
-        for run in _RUN.findall(token):
-            if not HAN_CHAR.match(run):
+        for run in _CHARACTER_RUN.findall(token):
+            if not CHARACTER_SCRIPT.match(run):
                 out.append(run)
                 n_words += 1
                 continue
-            n_han += len(run)
-            if chinese == ChineseUnits.JIEBA:
-                out += _jieba_cut()(run)
+            n_chars += len(run)
+            if chinese == ChineseUnits.JIEBA and HAN_CHAR.search(run):
+                for part in _RUN.findall(run):
+                    out += _jieba_cut()(part) if HAN_CHAR.match(part) else part
             else:
                 out += run
-    return Features(out, n_words + n_han / HAN_CHARS_PER_WORD if n_han else n_words)
+    return Features(out, n_words + n_chars / HAN_CHARS_PER_WORD if n_chars else n_words)
 
 
 def shingles(words: list[str], size: int) -> list[str]:

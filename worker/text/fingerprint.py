@@ -1,11 +1,12 @@
-"""From a text to what the index needs: an exact-content hash and, for long enough texts,
-two SimHash fingerprints, all of what a reader sees of the text (markup.py: HTML and e-mail
-reduced to their text).
+"""From a text to what the index needs, all of what a reader sees of it (markup.py: HTML and
+e-mail reduced to their text): an exact-content hash and, for long enough texts, a 64-bit
+search fingerprint and a set sketch.
 
-The search fingerprint is a SimHash of the text's units (words; Han characters) weighted by
-IDF, so one changed word moves it little; the index finds candidates by it. The verification
-fingerprint, a SimHash of shingles of `shingle_size` units, checks each candidate and keeps
-apart unrelated texts that share their vocabulary. docs/quality.md has the measurements.
+The search fingerprint is a SimHash of the text's units (words; characters of scripts written
+without spaces), each weighted by its IDF times the square root of its count, so that one
+changed word moves it little and no repeated word takes it over; the index finds candidates
+by it. The set sketch (sketch.py) of the text's shingles of `shingle_size` units then tells
+how much of the text a candidate shares: the verdict is decided on it.
 """
 
 from __future__ import annotations
@@ -23,14 +24,17 @@ from worker.text.idf import IdfTable, default_table, jieba_table
 from worker.text.markup import Format, reader_text
 from worker.text.normalize import normalized_tokens
 from worker.text.simhash import feature_hashes, shingle_hashes_many, simhashes
+from worker.text.sketch import SketchShape, sketches
+
+TF_DAMPINGS = ("sqrt", "log", "linear")
 
 
 @dataclass(frozen=True)
 class Fingerprint:
     content_hash: bytes  # xxh3_128 of the normalised text, 16 bytes
     search: int | None  # None when the text is too short for a stable fingerprint
-    words: float  # length in words (a Han character counts as half a word)
-    verification: int | None = None  # None with `search`
+    words: float  # length in words (a character unit counts as half a word)
+    sketch: bytes | None = None  # the set sketch of its shingles; None with `search`
     format: Format = Format.TEXT  # what the text was read as
 
 
@@ -39,6 +43,9 @@ class Fingerprint:
 _CHUNK = 50
 # Fewer texts than this go unit by unit: numpy's cost per call outweighs its speed.
 _MIN_NUMPY_TEXTS = 4
+# The content hash of a text with nothing left once normalised ("!!!", emoji only) is that of
+# the text as sent, marked so: such texts are exact copies only of the very same characters.
+_AS_SENT = b"as sent:"
 
 
 @dataclass(frozen=True)
@@ -60,9 +67,12 @@ class Fingerprinter:
         *,
         detect_format: bool = defaults.DETECT_FORMAT,
         main_content: bool = defaults.MAIN_CONTENT,
+        sketch_shape: SketchShape | None = None,
+        tf_damping: str = defaults.TF_DAMPING,
     ) -> None:
         """`idf` weighs the units of the search fingerprint (default: the table shipped with
-        the package; with jieba words, jieba's own table for the Chinese ones). With
+        the package; with jieba words, jieba's own table for the Chinese ones); a unit's count
+        in the text is damped by `tf_damping` ("sqrt", "log": 1 + ln, or "linear"). With
         `detect_format`, a text whose format is not given is read as what it looks like
         (HTML, an e-mail, or text); without, as text. `main_content`: HTML without what
         looks like navigation, headers and footers."""
@@ -72,11 +82,15 @@ class Fingerprinter:
             raise ValueError(
                 f"shingle_size must be 1..{defaults.MAX_SHINGLE_SIZE} units, got {shingle_size}"
             )
+        if tf_damping not in TF_DAMPINGS:
+            raise ValueError(f"tf_damping must be one of {TF_DAMPINGS}, got {tf_damping!r}")
         self.shingle_size = shingle_size
         self.chinese = ChineseUnits(chinese)
         self.min_words = min_words
         self.detect_format = detect_format
         self.main_content = main_content
+        self.sketch_shape = sketch_shape or SketchShape(defaults.SKETCH_BINS, defaults.SKETCH_BITS)
+        self.tf_damping = tf_damping
         if idf is None:
             idf = jieba_table() if self.chinese is ChineseUnits.JIEBA else default_table()
         self.idf = idf
@@ -100,7 +114,7 @@ class Fingerprinter:
         out = []
         for i in range(0, len(read), _CHUNK):
             chunk = read[i : i + _CHUNK]
-            out += self._many([text for text, _ in chunk], [f for _, f in chunk])
+            out += self._many([t for t, _ in chunk], [f for _, f in chunk], texts[i : i + _CHUNK])
         return out
 
     def read(self, text: str, format: Format | None = None) -> tuple[str, Format]:
@@ -109,16 +123,21 @@ class Fingerprinter:
             format = Format.TEXT
         return reader_text(text, format, main_content=self.main_content)
 
-    def _many(self, texts: Sequence[str], formats: Sequence[Format]) -> list[Fingerprint]:
+    def _many(
+        self, texts: Sequence[str], formats: Sequence[Format], sent: Sequence[str]
+    ) -> list[Fingerprint]:
         found = self._units(texts)
         # Below the minimum length a SimHash is noise: such texts get none.
         fit = [f.words >= self.min_words and len(f.hashes) > 0 for f in found]
         long_enough = [f for f, ok in zip(found, fit, strict=True) if ok]
-        fingerprints = iter(self._simhashes(long_enough) if long_enough else [])
+        fingerprints = iter(self._fingerprints(long_enough) if long_enough else [])
         out = []
-        for f, ok, format in zip(found, fit, formats, strict=True):
-            search, verification = next(fingerprints) if ok else (None, None)
-            out.append(Fingerprint(f.content_hash, search, f.words, verification, format))
+        for raw, f, ok, format in zip(sent, found, fit, formats, strict=True):
+            search, sketch = next(fingerprints) if ok else (None, None)
+            content_hash = f.content_hash
+            if not len(f.hashes):
+                content_hash = xxhash.xxh3_128_digest(_AS_SENT + raw.encode("utf-8", "replace"))
+            out.append(Fingerprint(content_hash, search, f.words, sketch, format))
         return out
 
     def _units(self, texts: Sequence[str]) -> list[_Units]:
@@ -140,10 +159,25 @@ class Fingerprinter:
         found = units(tokens, self.chinese)
         return _Units(content_hash, found.words, feature_hashes(found.items))
 
-    def _simhashes(self, texts: list[_Units]) -> list[tuple[int, int]]:
-        """(search fingerprint, verification fingerprint) of each text."""
+    def _fingerprints(self, texts: list[_Units]) -> list[tuple[int, bytes]]:
+        """(search fingerprint, sketch) of each text."""
         hashes = np.concatenate([f.hashes for f in texts])
         counts = np.array([len(f.hashes) for f in texts], dtype=np.intp)
-        search = simhashes(hashes, counts, self.idf.weights_of(hashes))
-        verification = simhashes(*shingle_hashes_many(hashes, counts, self.shingle_size))
-        return list(zip(search, verification, strict=True))
+        search = simhashes(*self._weighted(hashes, counts))
+        shingled = shingle_hashes_many(hashes, counts, self.shingle_size)
+        return list(zip(search, sketches(*shingled, self.sketch_shape), strict=True))
+
+    def _weighted(
+        self, hashes: np.ndarray, counts: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The search fingerprint's features and weights: each unit once per text, weighted by
+        its IDF times its count, damped."""
+        weights = self.idf.weights_of(hashes)
+        if self.tf_damping == "linear":
+            return hashes, counts, weights
+        owner = np.repeat(np.arange(len(counts), dtype=np.uint64), counts)
+        pairs = np.stack([owner, hashes], axis=1)
+        distinct, first, tf = np.unique(pairs, axis=0, return_index=True, return_counts=True)
+        per_text = np.bincount(distinct[:, 0].astype(np.intp), minlength=len(counts))
+        damped = np.sqrt(tf) if self.tf_damping == "sqrt" else 1 + np.log(tf)
+        return np.ascontiguousarray(distinct[:, 1]), per_text, weights[first] * damped

@@ -18,6 +18,7 @@ from email.message import EmailMessage
 from enum import StrEnum
 
 from resiliparse.extract.html2text import extract_plain_text
+from resiliparse.parse.html import HTMLTree
 
 
 class Format(StrEnum):
@@ -26,10 +27,16 @@ class Format(StrEnum):
     EMAIL = "email"
 
 
-# A tag: "<" then a name, "/" or "!" (a comment, a doctype), up to the next ">".
-_TAG = re.compile(r"<[A-Za-z/!?][^<>]{0,500}>")
+# A tag: "<", an optional "/", a name, up to the next ">"; or a comment. Only the names of
+# common HTML elements count: plain text writes "<file>" or "<name@example.org>" too.
+_TAG = re.compile(r"<(?:/?([A-Za-z][A-Za-z0-9]*)\b[^<>]{0,500}|!--[^<>]{0,500})>")
+_ELEMENT_NAMES = """a abbr article aside b blockquote body br button caption center code dd div
+dl dt em figcaption figure font footer form h1 h2 h3 h4 h5 h6 head header hr html i iframe img
+input li link main meta nav noscript ol p pre script section small span strong style sub sup
+table tbody td tfoot th thead title tr tt u ul"""
+_ELEMENTS = frozenset(_ELEMENT_NAMES.split())
 _HTML_START = re.compile(r"\s*(<!doctype html|<html|<\?xml|<body|<head)", re.IGNORECASE)
-_HEADER_LINE = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,76}:[ \t]")
+_HEADER_LINE = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,76}:([ \t]|$)")
 _MAIL_HEADERS = frozenset(
     {
         "from",
@@ -50,6 +57,7 @@ _MAIL_HEADERS = frozenset(
     }
 )
 _LOOK = 4096  # detection reads the start of a text only
+_MIN_MAIN_SHARE = 0.5
 
 
 def detect(text: str) -> Format:
@@ -65,7 +73,11 @@ def detect(text: str) -> Format:
 
 
 def _tag_share(head: str) -> float:
-    tags = _TAG.findall(head)
+    tags = [
+        m.group(0)
+        for m in _TAG.finditer(head)
+        if m.group(1) is None or m.group(1).lower() in _ELEMENTS
+    ]
     return sum(map(len, tags)) / len(head) if len(tags) >= 4 else 0.0
 
 
@@ -99,13 +111,17 @@ def reader_text(
 
 
 def html_text(html: str, *, main_content: bool = True) -> str:
-    """The visible text of an HTML document (or a fragment, or XML)."""
-    text: str = extract_plain_text(
-        html, main_content=main_content, alt_texts=False, list_bullets=False
-    )
-    if main_content and not text.strip():  # the heuristics can drop everything
-        text = extract_plain_text(html, alt_texts=False, list_bullets=False)
-    return text
+    """The visible text of an HTML document (or a fragment, or XML); with `main_content`,
+    without what looks like navigation, headers and footers, as long as that keeps at least
+    half of its words."""
+    tree = HTMLTree.parse(html)
+    visible: str = extract_plain_text(tree, alt_texts=False, list_bullets=False)
+    if not main_content:
+        return visible
+    main: str = extract_plain_text(tree, main_content=True, alt_texts=False, list_bullets=False)
+    # Where the heuristics keep less, they have most likely taken a block of the template for
+    # the content (a generated API page's member tables), and the whole page says more.
+    return main if len(main.split()) >= _MIN_MAIN_SHARE * len(visible.split()) else visible
 
 
 def email_text(raw: str) -> str:
@@ -114,13 +130,15 @@ def email_text(raw: str) -> str:
     main-content heuristics would drop), headers and attachments left out."""
     message = email.message_from_string(raw, policy=email.policy.default)
     assert isinstance(message, EmailMessage)
-    parts = [str(message.get("subject", ""))]
+    parts = []
     for part in _text_parts(message):
         body = _decoded(part)
         if part.get_content_subtype() == "html":
             body = html_text(body, main_content=False)
         parts.append(body)
-    return "\n".join(p for p in parts if p)
+    if not any(p.strip() for p in parts):  # broken MIME (a wrong boundary): the body as sent
+        parts = [raw.replace("\r\n", "\n").partition("\n\n")[2]]
+    return "\n".join(p for p in [str(message.get("subject", "")), *parts] if p)
 
 
 def _text_parts(message: EmailMessage) -> list[EmailMessage]:

@@ -15,7 +15,7 @@ from worker.index.redis import RedisIndex
 from worker.index.redis import bucket_cache as bucket_cache_module
 from worker.index.redis.addresses import BucketAddresses
 from worker.index.redis.bucket_cache import BucketCache
-from worker.index.redis.format import ENTRY, RECENT_SLOTS
+from worker.index.redis.format import ENTRY, ENTRY_BYTES, RECENT_SLOTS
 from worker.index.redis.keys import NamespaceKeys
 from worker.index.redis.nearest import gather
 from worker.layout.tables import multi_index
@@ -36,7 +36,9 @@ def own(probed: BucketAddresses, fp: int) -> list[int]:
 def test_entries_go_to_their_bucket_in_every_table_in_first_seen_order() -> None:
     copy, probed = new_cache()
     a, b = BASE, flip(BASE, [1])  # one bit apart: the same bucket in most tables
-    copy.add(entry(b, 3) + bytes(24) + entry(a, 1), last=3)  # a removed article's slot: zeros
+    copy.add(
+        entry(b, 3) + bytes(ENTRY_BYTES) + entry(a, 1), last=3
+    )  # a removed article's slot: zeros
     assert copy.last == 3
     for slot_a, slot_b in zip(own(probed, a), own(probed, b), strict=True):
         if slot_a == slot_b:
@@ -149,7 +151,7 @@ async def test_a_replica_behind_the_ring_reloads_from_the_buckets(
         [copy]
     )  # the worker's own search (the script would find it too)
     assert read is not None
-    assert read.found.entry[:8] == BASE.to_bytes(8)
+    assert read.found.entries[:8] == BASE.to_bytes(8)
     [v] = await late.run_checks([copy], [read])
     assert (v.kind, v.duplicate_of, v.distance) == (Kind.NEAR, "first", 2)
 
@@ -169,7 +171,7 @@ async def test_an_emptied_index_is_reloaded(redis_client: aioredis.Redis) -> Non
     copy = probe("copy", flip(BASE, [20, 30, 40, 50]))
     [read] = await index.read_buckets([copy])
     assert read is not None
-    assert read.found.entry[:8] == flip(BASE, [20, 30, 40, 50, 60]).to_bytes(8)
+    assert read.found.entries[:8] == flip(BASE, [20, 30, 40, 50, 60]).to_bytes(8)
     [v] = await index.run_checks([copy], [read])
     assert (v.kind, v.duplicate_of, v.distance) == (Kind.NEAR, "new", 1)
 

@@ -77,7 +77,7 @@ async def test_a_fresh_worker_loads_its_copy_of_the_buckets_from_a_cluster(
     copy = probe("copy", flip(base, [3, 40]))
     [read] = await fresh.read_buckets([copy])
     assert read is not None
-    assert read.found.entry[:8] == base.to_bytes(8)
+    assert read.found.entries[:8] == base.to_bytes(8)
     [v] = await fresh.run_checks([copy], [read])
     assert isinstance(v, Verdict)
     assert (v.kind, v.duplicate_of) == (Kind.NEAR, "first")

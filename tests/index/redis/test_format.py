@@ -7,7 +7,7 @@ import json
 
 import redis.asyncio as aioredis
 
-from tests.support.factories import BASE, flip, probe
+from tests.support.factories import BASE, flip, probe, sketch_agreeing
 from worker.index.redis import RedisIndex, format, scripts
 from worker.index.redis.keys import NamespaceKeys
 from worker.layout.tables import multi_index
@@ -15,7 +15,7 @@ from worker.model import Kind
 
 LUA_CONSTANTS = """
 return cjson.encode({entry = ENTRY, entry_seq = ENTRY_SEQ, entry_seen = ENTRY_SEEN,
-  entry_verify = ENTRY_VERIFY, recent_slots = RECENT_SLOTS, rec = REC,
+  recent_slots = RECENT_SLOTS, sketch = SKETCH, rec = REC,
   flag_fingerprint = FLAG_FINGERPRINT, flag_match = FLAG_MATCH, codes = CODES})
 """
 
@@ -24,18 +24,13 @@ async def test_lua_and_python_spell_the_same_format(redis_client: aioredis.Redis
     lua = json.loads(await redis_client.eval(scripts.library() + LUA_CONSTANTS, 0))
     fields = format.ENTRY.fields
     assert fields is not None
-    assert lua["entry"] == format.ENTRY_BYTES == 24
-    assert (lua["entry_seq"], lua["entry_seen"], lua["entry_verify"]) == (
-        fields["seq"][1],
-        fields["seen_s"][1],
-        fields["verification"][1],
-    )
+    assert lua["entry"] == format.ENTRY_BYTES == 16
+    assert (lua["entry_seq"], lua["entry_seen"]) == (fields["seq"][1], fields["seen_s"][1])
     assert lua["recent_slots"] == format.RECENT_SLOTS
-    # Lua counts from 1
-    lua_record = {"content": "content_hash", "match": "match_fingerprint"}
-    assert {lua_record.get(name, name): start - 1 for name, start in lua["rec"].items()} == {
-        name: f.start for name, f in format.RECORD.items()
-    }
+    assert lua["sketch"] == format.SKETCH_BYTES
+    names = {"content": "content_hash", "match": "match_fingerprint"}
+    python = {name: f.start for name, f in format.RECORD.items()} | {"ids": format.IDS_START}
+    assert {names.get(n, n): start - 1 for n, start in lua["rec"].items()} == python  # (from 1)
     assert (lua["flag_fingerprint"], lua["flag_match"]) == (
         format.FLAG_FINGERPRINT,
         format.FLAG_MATCH,
@@ -49,22 +44,55 @@ async def test_what_the_scripts_write_reads_back_through_format(
     layout = multi_index(7, 3)
     index = RedisIndex(redis_client, "format", layout)
     keys = NamespaceKeys("format")
-    original = probe("original", BASE, verification=0x1111)
-    copy = probe("copy", flip(BASE, [1, 2]), verification=0x1113)
-    unique, near = await index.check_and_insert([original, copy])
-    assert (unique.kind, near.kind) == (Kind.UNIQUE, Kind.NEAR)
+    sketch = sketch_agreeing(60)
+    original = probe("original", BASE)
+    copy = probe("copy", flip(BASE, [1, 2]), sketch=sketch)
+    again = probe("again", flip(BASE, [1, 2]), content="text of copy", sketch=sketch)
+    unique, near, exact = await index.check_and_insert([original, copy, again])
+    assert (unique.kind, near.kind, exact.kind) == (Kind.UNIQUE, Kind.NEAR, Kind.EXACT)
 
     first = format.parse_record(await redis_client.hget(keys.docs, "original"))
     assert first == format.Record(
-        original.content_hash, BASE, Kind.UNIQUE, None, None, unique.seen_at_ms, 1, ""
+        original.content_hash,
+        BASE,
+        Kind.UNIQUE,
+        None,
+        0,
+        None,
+        unique.seen_at_ms,
+        1,
+        unique.seen_at_ms // 1000,
+        original.sketch,
+        "",
+        "original",
     )
     second = format.parse_record(await redis_client.hget(keys.docs, "copy"))
     assert second == format.Record(
-        copy.content_hash, copy.fingerprint, Kind.NEAR, 2, BASE, near.seen_at_ms, 0, "original"
+        copy.content_hash,
+        copy.fingerprint,
+        Kind.NEAR,
+        2,
+        60,
+        BASE,
+        near.seen_at_ms,
+        2,
+        near.seen_at_ms // 1000,
+        sketch,
+        "original",
+        "original",
     )
+    third = format.parse_record(await redis_client.hget(keys.docs, "again"))
+    assert (third.kind, third.seq, third.duplicate_of, third.original) == (
+        Kind.EXACT,
+        0,
+        "copy",
+        "original",
+    )  # an exact copy is in no bucket
 
-    entry = format.pack_entry(BASE, 1, unique.seen_at_ms // 1000, 0x1111)
+    entry = format.pack_entry(BASE, 1, unique.seen_at_ms // 1000)
     for table, (spec, key) in enumerate(zip(layout.tables, layout.keys(BASE), strict=True)):
-        assert await redis_client.get(keys.bucket(table, key, spec.width)) == entry
+        stored = await redis_client.get(keys.bucket(table, key, spec.width))
+        assert isinstance(stored, bytes)
+        assert stored[: format.ENTRY_BYTES] == entry
     ring = await redis_client.getrange(keys.recent, 0, format.ENTRY_BYTES - 1)
     assert ring == entry

@@ -13,7 +13,7 @@ from tests.support.factories import BASE, flip, probe
 from worker.errors import IndexUnavailable, LayoutMismatch
 from worker.index.redis import RedisIndex
 from worker.index.redis.client import connect
-from worker.index.redis.format import RECENT_SLOTS
+from worker.index.redis.format import ENTRY_BYTES, RECENT_SLOTS
 from worker.index.redis.keys import NamespaceKeys
 from worker.layout.tables import Layout, multi_index, pigeonhole, sampled
 from worker.model import Kind, Verdict
@@ -31,13 +31,16 @@ async def test_layout_is_recorded_and_a_different_one_is_refused(
     await RedisIndex(redis_client, "other", pigeonhole(5)).ensure_layout()  # other namespace
     meta = await redis_client.hgetall(NamespaceKeys("news").meta)
     assert meta == {
-        b"format": b"4",
+        b"format": b"5",
         b"layout": b"pigeonhole",
         b"threshold": b"3",
         b"related_threshold": b"3",
-        b"verify_threshold": b"14",
+        b"duplicate_bins": b"39",
+        b"sketch": b"oph64x8",
         b"tables": b"63-48/0 47-32/0 31-16/0 15-0/0",
     }
+    with pytest.raises(LayoutMismatch, match="duplicate_bins"):  # another similarity
+        await RedisIndex(redis_client, "news", pigeonhole(3), similarity=0.9).ensure_layout()
     with pytest.raises(LayoutMismatch, match="related_threshold"):  # same tables, other k
         await RedisIndex(redis_client, "news", pigeonhole(3), threshold=2).ensure_layout()
 
@@ -70,8 +73,7 @@ async def test_bucket_entries_are_fingerprint_sequence_and_time(
             f.to_bytes(8, "big")
             + seq.to_bytes(4, "big")
             + (v.seen_at_ms // 1000).to_bytes(4, "big")
-            + bytes(8)
-        )  # no verify fp
+        )
         keys = [
             index.keys.bucket(i, key, table.width)
             for i, (table, key) in enumerate(
@@ -191,7 +193,7 @@ async def test_an_article_inserted_after_the_read_is_found_by_the_script(
     late = probe("late", flip(BASE, [3, 40]))
     reads = await index.read_buckets([late])
     assert reads[0] is not None
-    assert reads[0].found.entry == b""
+    assert reads[0].found.entries == b""
     await index.check_and_insert([probe("first", BASE)])  # another replica, meanwhile
     [v] = await index.run_checks([late], reads)
     assert (v.kind, v.duplicate_of, v.distance) == (Kind.NEAR, "first", 2)
@@ -208,7 +210,7 @@ async def test_a_nearest_entry_removed_after_the_read_sends_the_script_searching
     article = probe("article", BASE)
     reads = await index.read_buckets([article])
     assert reads[0] is not None
-    assert reads[0].found.entry[:8] == flip(BASE, [1, 2]).to_bytes(8)
+    assert reads[0].found.entries[:8] == flip(BASE, [1, 2]).to_bytes(8)
     await index.forget(["closest"])
     [v] = await index.run_checks([article], reads)
     assert (v.kind, v.duplicate_of, v.distance) == (Kind.NEAR, "other", 6)
@@ -224,7 +226,7 @@ async def test_a_read_older_than_the_recent_ring_sends_the_script_searching(
     # As if more articles than the ring holds had been inserted since the read: the counter
     # has moved on, and first's slot holds a later entry (here: zeros).
     await redis_client.incrby(NamespaceKeys("wrapped").seq, RECENT_SLOTS)
-    await redis_client.setrange(NamespaceKeys("wrapped").recent, 0, bytes(24))
+    await redis_client.setrange(NamespaceKeys("wrapped").recent, 0, bytes(ENTRY_BYTES))
     [v] = await index.run_checks([article], reads)
     assert (v.kind, v.duplicate_of, v.distance) == (Kind.NEAR, "first", 2)
 

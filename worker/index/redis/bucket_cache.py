@@ -43,7 +43,7 @@ class BucketCache:
         self.last = 0  # every entry up to this sequence number is here
 
     def add(self, entries: bytes, last: int) -> None:
-        """Entries (24 bytes each) inserted up to sequence number `last`; zeroed ones (the
+        """Entries (format.ENTRY) inserted up to sequence number `last`; zeroed ones (the
         ring's slots of removed articles) are skipped. Each bucket keeps its entries in
         first-seen order, as Redis does."""
         table = np.frombuffer(entries, dtype=ENTRY)

@@ -20,7 +20,7 @@ import redis.exceptions
 
 from worker import defaults
 from worker.errors import LayoutMismatch
-from worker.index.base import duplicate_threshold
+from worker.index.base import Rule, duplicate_threshold
 from worker.index.redis import scripts
 from worker.index.redis.addresses import BucketAddresses
 from worker.index.redis.bucket_cache import BucketCache
@@ -46,34 +46,37 @@ class RedisIndex:
         layout: Layout | None = None,
         *,
         threshold: int | None = None,
-        verify_threshold: int = defaults.VERIFY_THRESHOLD,
+        similarity: float = defaults.SIMILARITY,
         max_bucket_read: int = defaults.MAX_BUCKET_READ,
         retention_s: int = 0,
+        renew_on_match: bool = defaults.RENEW_ON_MATCH,
         bucket_cache: bool = True,
     ) -> None:
         """`layout` (default: the default settings' layout) is searched up to its own
-        threshold; closer than `threshold` (default: the same) is a duplicate, and between
-        the two is related (see Kind.RELATED). With `verify_threshold` >= 0, a candidate also
-        needs its verification fingerprint within that many bits of the article's (-1: no
-        verification). Only the newest `max_bucket_read` entries of a bucket are read.
-        Articles older than `retention_s` (0: none) stop matching. With `bucket_cache`, the
-        worker keeps the buckets in memory (BucketCache) when every table of the layout is at
-        most 16 bits wide; else it reads Redis's."""
+        threshold; candidates within `threshold` (default: the same) whose estimated Jaccard
+        similarity is at least `similarity` are duplicates, and with a wider layout, more
+        distant or less similar ones may be related (index.base.Rule, Kind.RELATED). Only
+        the newest `max_bucket_read` entries of a bucket are read. Articles older than
+        `retention_s` (0: none) stop matching; with `renew_on_match`, an article matched by
+        a copy starts its retention again. With `bucket_cache`, the worker keeps the buckets
+        in memory (BucketCache) when every table of the layout is at most 16 bits wide; else
+        it reads Redis's."""
         self.client = client
         self.namespace = namespace
         self.layout = layout or default_layout()
         self.threshold = duplicate_threshold(self.layout, threshold)
-        self.verify_threshold = verify_threshold
+        self.rule = Rule.of(self.layout, self.threshold, similarity)
         self.max_bucket_read = max_bucket_read
         self.retention_s = retention_s
+        self.renew_on_match = renew_on_match
         self.keys = NamespaceKeys(namespace)
         self.script_calls = CheckAndInsertCalls(
             self.keys,
             self.layout,
-            threshold=self.threshold,
+            self.rule,
             max_bucket_read=max_bucket_read,
             retention_s=retention_s,
-            verify_threshold=verify_threshold,
+            renew_on_match=renew_on_match,
         )
         self._addresses = BucketAddresses(self.keys.buckets, self.layout, bulk_string)
         self._encodes = packs_encoded(client)
@@ -98,7 +101,8 @@ class RedisIndex:
             "layout": self.layout.family.value,
             "threshold": str(self.threshold),
             "related_threshold": str(self.layout.threshold),
-            "verify_threshold": str(self.verify_threshold),
+            "duplicate_bins": str(self.rule.duplicate_bins),
+            "sketch": self.rule.shape.spec(),
             "tables": self.layout.spec(),
         }
 
@@ -128,16 +132,14 @@ class RedisIndex:
 
     async def read_buckets(self, probes: Sequence[Probe]) -> list[BucketRead | None]:
         """The first step of check_and_insert: for each probe with a fingerprint, the nearest
-        entry of its probed buckets, and the sequence counter they were read at (the
-        snapshot); from the bucket cache, or else with MGETs."""
+        entries of its probed buckets (the rule's candidates), and the sequence counter they
+        were read at (the snapshot); from the bucket cache, or else with MGETs."""
         if self.max_bucket_read <= 0:
             return [None] * len(probes)
         searched = [p for p in probes if p.fingerprint is not None]
         if not searched:
             return [None] * len(probes)
         fingerprints = [p.fingerprint for p in searched if p.fingerprint is not None]
-        verified = self.verify_threshold >= 0
-        verifications = [p.verification if verified else None for p in searched]
         cutoff = int(time.time()) - self.retention_s if self.retention_s else None
         if self._cache is not None:
             snapshots = [await self._sync()] * len(fingerprints)
@@ -155,9 +157,8 @@ class RedisIndex:
         found = nearest(
             gathered,
             fingerprints,
-            verifications,
-            radius=self.layout.threshold,
-            verify_threshold=self.verify_threshold,
+            radius=self.rule.radius,
+            limit=self.rule.max_candidates,
             cutoff_s=cutoff,
         )
         reads = iter(

@@ -29,7 +29,7 @@ class Gathered:
 
 @dataclass(frozen=True)
 class Nearest:
-    entry: bytes  # the nearest entry within the radius, or b"" if none
+    entries: bytes  # the nearest entries within the radius, nearest first (b"": none)
     candidates: int  # entries compared (expired ones not counted)
     hot: int  # buckets with more entries than were read
     # Buckets led by expired entries, as places among the probes.
@@ -71,16 +71,15 @@ def gather(
 def nearest(
     gathered: Gathered,
     fingerprints: Sequence[int],
-    verifies: Sequence[int | None],
     *,
     radius: int,
-    verify_threshold: int = -1,
+    limit: int,
     cutoff_s: int | None = None,
 ) -> list[Nearest]:
-    """For each fingerprint, the gathered entry nearest to it within `radius` bits and, with
-    `verify_threshold` >= 0 and a verification fingerprint, with the verification
-    fingerprints within that many bits. Between equals, the first seen (lowest sequence
-    number). Entries first seen before `cutoff_s` do not count. One numpy pass."""
+    """For each fingerprint, the `limit` gathered entries nearest to it within `radius` bits,
+    nearest first (between equals, the first seen: the lowest sequence number), each once
+    (tables share entries). Entries first seen before `cutoff_s` do not count. One numpy
+    pass."""
     n = len(fingerprints)
     data = gathered.data
     entries = np.frombuffer(data, dtype=ENTRY)
@@ -93,18 +92,18 @@ def nearest(
         old = entries["seen_s"] < cutoff_s
         candidates -= np.bincount(owner[old], minlength=n)
         near = near[~old[near]]
-    if verify_threshold >= 0:  # for the fingerprints that have a verification fingerprint
-        verify = np.array([v or 0 for v in verifies], dtype=np.uint64)
-        unverified = np.array([v is None for v in verifies], dtype=bool)
-        apart = np.bitwise_count(entries["verification"][near] ^ verify[owner[near]])
-        near = near[(apart <= verify_threshold) | unverified[owner[near]]]
-    best: dict[int, int] = {}  # fingerprint -> its nearest entry: sorted, the first of each
-    for i in near[np.lexsort((entries["seq"][near], distances[near], owner[near]))].tolist():
-        best.setdefault(int(owner[i]), i)
+    chosen: list[list[int]] = [[] for _ in range(n)]
+    taken: set[tuple[int, int]] = set()
+    order = np.lexsort((entries["seq"][near], distances[near], owner[near]))
+    for i in near[order].tolist():
+        q, seq = int(owner[i]), int(entries["seq"][i])
+        if len(chosen[q]) < limit and (q, seq) not in taken:
+            taken.add((q, seq))
+            chosen[q].append(i)
     size = ENTRY_BYTES
     return [
         Nearest(
-            data[best[q] * size : (best[q] + 1) * size] if q in best else b"",
+            b"".join(data[i * size : (i + 1) * size] for i in chosen[q]),
             int(candidates[q]),
             gathered.hot[q],
             gathered.expired[q],

@@ -18,6 +18,7 @@ from typing import Any
 
 import redis.exceptions
 
+from worker.index.base import Rule
 from worker.index.redis.client import Client
 from worker.index.redis.keys import NamespaceKeys
 from worker.index.redis.nearest import BucketRead
@@ -85,30 +86,33 @@ def with_keys(keys: Sequence[str], argv: Sequence[Any]) -> list[Any]:
 
 class CheckAndInsertCalls:
     """Builds check_and_insert.lua's calls for one index: the arguments every call shares,
-    made once, then each article's."""
+    made once, then each article's; and reads its replies."""
 
     def __init__(
         self,
         keys: NamespaceKeys,
         layout: Layout,
+        rule: Rule,
         *,
-        threshold: int,
         max_bucket_read: int,
         retention_s: int,
-        verify_threshold: int,
+        renew_on_match: bool,
     ) -> None:
         self.layout = layout
-        self.verified = verify_threshold >= 0
+        self.rule = rule
         shape = [(t.width, t.radius, _first_half(t)) for t in layout.tables]
         self._shared = with_keys(
             [*keys.shared, keys.seq],
             [
-                threshold,
-                layout.threshold,
+                rule.threshold,
+                rule.radius,
                 max_bucket_read,
                 keys.buckets,
                 retention_s,
-                verify_threshold,
+                rule.duplicate_bins,
+                rule.related_bins,
+                rule.max_candidates,
+                int(renew_on_match),
                 len(shape),
                 *itertools.chain.from_iterable(shape),
             ],
@@ -130,19 +134,18 @@ class CheckAndInsertCalls:
 
     def _article(self, probe: Probe, read: BucketRead | None) -> list[Any]:
         fp = probe.fingerprint
-        verification = probe.verification if self.verified else None
         argv: list[Any] = [
             probe.id.encode("utf-8"),
             probe.content_hash,
             to_bytes(fp) if fp is not None else b"",
-            to_bytes(verification) if verification is not None else b"",
+            probe.sketch if fp is not None and probe.sketch else b"",
         ]
         if read is None:  # the worker read nothing: the script searches the buckets
             argv += [b"", b"", 0, 0, 0]
         else:
             argv += [
                 read.snapshot,
-                read.found.entry,
+                read.found.entries,
                 read.found.candidates,
                 read.found.hot,
                 len(read.expired),
@@ -152,24 +155,40 @@ class CheckAndInsertCalls:
             argv += self.layout.keys(fp)
         return argv
 
-    @staticmethod
-    def verdict(probe: Probe, reply: list[bytes | int]) -> Verdict:
+    def verdict(self, probe: Probe, reply: list[bytes | int]) -> Verdict:
         """The verdict in one article's reply."""
-        kind = bytes(reply[0]).decode()
-        _, distance, dup_id, dup_fp, seen_at, replayed, candidates, hot, replaced = reply
+        kind = Kind(bytes(reply[0]).decode())
+        (
+            _,
+            distance,
+            dup_id,
+            dup_fp,
+            seen_at,
+            replayed,
+            candidates,
+            hot,
+            replaced,
+            agreeing,
+            original,
+        ) = reply
         assert isinstance(distance, int)
         assert isinstance(seen_at, int)
         assert isinstance(candidates, int)
         assert isinstance(hot, int)
+        assert isinstance(agreeing, int)
         assert isinstance(dup_id, bytes)
         assert isinstance(dup_fp, bytes)
+        assert isinstance(original, bytes)
+        matched = kind is not Kind.UNIQUE
         return Verdict(
             id=probe.id,
-            kind=Kind(kind),
+            kind=kind,
             fingerprint=probe.fingerprint,
-            duplicate_of=dup_id.decode("utf-8") if kind != Kind.UNIQUE else None,
+            duplicate_of=dup_id.decode("utf-8") if matched else None,
             distance=distance if distance >= 0 else None,
             duplicate_of_fingerprint=from_bytes(dup_fp) if dup_fp else None,
+            similarity=self.rule.similarity_of(agreeing) if matched else None,
+            original=original.decode("utf-8") if kind in (Kind.EXACT, Kind.NEAR) else None,
             seen_at_ms=seen_at,
             replayed=bool(replayed),
             candidates=candidates,

@@ -1,56 +1,63 @@
 -- Atomic check-and-insert of a group of articles, decided one after another in the order
 -- given. The group is one script call so that what every article shares (arguments, tables,
--- the clock) is set up once. worker/index/redis/scripts.py builds the arguments.
+-- the clock) is set up once. worker/index/redis/scripts.py builds the arguments; the rule is
+-- worker/index/base.py's Rule, which the memory index applies in Python.
 --
 -- KEYS[1]   docs HASH: id -> verdict record
--- KEYS[2]   exact HASH: content hash -> id of the original
+-- KEYS[2]   exact HASH: content hash -> id of the first article with it
 -- KEYS[3]   ids HASH: sequence number (4 bytes) -> id, for bucket entries
--- KEYS[4]   meta HASH: the layout, whose table spec locates an old entry to replace
+-- KEYS[4]   meta HASH: the layout, whose table spec locates an article's buckets
 -- KEYS[5]   recent inserts: a ring of entries by sequence number (lib.lua)
 -- KEYS[6]   sequence counter
 -- Shared by the group:
--- ARGV[1]   threshold k (bits): closer articles are duplicates
--- ARGV[2]   related threshold r >= k: closer articles that are not duplicates are related
---           (the tables are laid out for r)
+-- ARGV[1]   threshold k (bits): candidates within it may be duplicates
+-- ARGV[2]   related threshold r >= k: candidates within it may be related (the tables are
+--           laid out for r)
 -- ARGV[3]   the most entries read from one bucket (the newest); bounds the script's time.
 --           0 reads nothing, so every new fingerprint is indexed (bulk loading)
 -- ARGV[4]   bucket key prefix: a bucket's key is prefix .. table number .. ':' .. key in hex
 -- ARGV[5]   retention in seconds: older articles no longer match (0: kept for ever)
--- ARGV[6]   verification threshold: a candidate's verification fingerprint must be within
---           it too (-1: no verification)
--- ARGV[7]   T, the number of tables; then per table: its width in bits, its probe radius, and
+-- ARGV[6]   sketch bins a duplicate agrees on, at least; ARGV[7] the same for a related one
+-- ARGV[8]   the most candidates compared by their sketches (the nearest)
+-- ARGV[9]   1: an article matched by a copy is renewed (its retention starts again)
+-- ARGV[10]  T, the number of tables; then per table: its width in bits, its probe radius, and
 --           which half of a candidate to compare first (0: bytes 1-4; 4: bytes 5-8): the half
 --           its key covers least, which rejects most candidates soonest
 -- Then per article, one after another:
 --   id; content hash, 16 raw bytes; fingerprint, 8 raw bytes big-endian, or "" when the text
---   is too short; verification fingerprint, 8 raw bytes, or "" (not verified);
+--   is too short; its sketch (SKETCH bytes), or "";
 --   snapshot: the sequence counter as the caller read it together with the buckets this
 --   article probes ("": the caller read nothing, the buckets are searched here);
---   the caller's nearest entry in that read (an entry), or ""; entries it compared; buckets
---   it read only in part; n: how many of the buckets it read start with expired entries (to
---   cut them), then their n keys; then the article's key in each of the T tables (none
---   without a fingerprint)
+--   the caller's nearest entries within r in that read, at most ARGV[8], nearest first, one
+--   after another; entries it compared; buckets it read only in part; n: how many of the
+--   buckets it read start with expired entries (to cut them), then their n keys; then the
+--   article's key in each of the T tables (none without a fingerprint)
 --
 -- Bucket keys are built here from the table keys rather than declared in KEYS: there can be
 -- thousands per article. They share the namespace's hash tag with KEYS[1], so in a Redis
 -- Cluster they live in the same slot (which Redis checks).
 --
--- Each article goes through: replay_or_replace -> exact_match -> near_match -> insert (if an
--- original) -> its record. With a snapshot, the caller has compared the article with every
--- entry of its probed buckets as they were (one read, so the counter and the buckets agree),
--- which takes that work off Redis's one thread; what was inserted since has a higher sequence
--- number and sits in the recent ring, and is compared here (search_since; earlier articles of
--- the group included). If the ring has wrapped since, or the nearest entry is no longer
--- indexed, the buckets are searched here after all (search_buckets).
+-- Each article goes through: replay_or_replace -> exact_match -> near_match -> insert (unless
+-- an exact copy) -> its record -> renew its match (with ARGV[9]). With a snapshot, the caller
+-- has found the article's nearest entries in its probed buckets as they were (one read, so the
+-- counter and the buckets agree), which takes that work off Redis's one thread; what was
+-- inserted since has a higher sequence number and sits in the recent ring, and is added here
+-- (search_since; earlier articles of the group included). Every candidate is checked to
+-- still be indexed, and compared by its sketch. If the ring has wrapped since, or a full list
+-- from the caller held an entry no longer indexed (one beyond it might then count), the
+-- buckets are searched here after all (search_buckets).
 --
 -- An id decided before with the same content gets its verdict again (replayed); with other
 -- content, the old article is removed first and the new text decided afresh (replaced).
 --
 -- Reply: per article {kind, distance or -1, duplicate_of or "", its fingerprint or "",
---         seen_at_ms, replayed, candidates compared, buckets read only in part, replaced}
+--         seen_at_ms, replayed, candidates compared, buckets read only in part, replaced,
+--         sketch bins agreeing, the first article of its cluster}
 
 local k, r, max_read = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local prefix, retention, verify_threshold = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
+local prefix, retention = ARGV[4], tonumber(ARGV[5])
+local duplicate_bins, related_bins = tonumber(ARGV[6]), tonumber(ARGV[7])
+local max_candidates, renewing = tonumber(ARGV[8]), ARGV[9] == '1'
 local MGET_CHUNK = 1000
 local bxor, byte = bit.bxor, string.byte
 
@@ -68,7 +75,7 @@ local BITS_SET = {[0] = 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 1, 2, 2,
 
 -- The tables: width, radius, which half first, and the prefix of their bucket keys.
 local tables = {}
-for i = 8, 7 + 3 * tonumber(ARGV[7]), 3 do
+for i = 11, 10 + 3 * tonumber(ARGV[10]), 3 do
   local width = tonumber(ARGV[i])
   tables[#tables + 1] = {width = width, radius = tonumber(ARGV[i + 1]),
                          hex = math.ceil(width / 4), half = tonumber(ARGV[i + 2]),
@@ -79,12 +86,12 @@ local function bucket(t, value) return t.prefix .. bit.tohex(value, t.hex) end
 local now = redis.call('TIME')
 local now_s = tonumber(now[1])
 local seen_at = now_s * 1000 + math.floor(tonumber(now[2]) / 1000)
--- Articles first seen before this second have expired: they no longer match.
+-- Articles alive since before this second have expired: they no longer match.
 local cutoff = retention > 0 and now_s - retention or nil
 
 -- The arguments of the article that start at ARGV[a], and where the next article's start.
 local function parse_article(a)
-  local art = {id = ARGV[a], content = ARGV[a + 1], fp = ARGV[a + 2], verify = ARGV[a + 3],
+  local art = {id = ARGV[a], content = ARGV[a + 1], fp = ARGV[a + 2], sketch = ARGV[a + 3],
                snapshot = ARGV[a + 4], found = ARGV[a + 5],
                read_candidates = tonumber(ARGV[a + 6]), read_hot = tonumber(ARGV[a + 7]),
                expired_from = a + 9, keys = {}, candidates = 0, hot = 0}
@@ -95,8 +102,6 @@ local function parse_article(a)
     next_article = art.expired_to + #tables + 1
     art.f = {byte(art.fp, 1, 8)}
   end
-  art.kv = art.verify ~= '' and verify_threshold or -1
-  if art.kv >= 0 then art.v = {byte(art.verify, 1, 8)} end
   return art, next_article
 end
 
@@ -108,21 +113,37 @@ local function distance(f, blob, at)
     + BITS_SET[bxor(a7, f[7])] + BITS_SET[bxor(a8, f[8])]
 end
 
--- Is the entry at blob[at] within the article's verification threshold (when it has one)?
-local function verified(art, blob, at)
-  if art.kv < 0 then return true end
-  return distance(art.v, blob, at + ENTRY_VERIFY) <= art.kv
-end
-
--- The closest entry within r; between equals, the first seen (lowest sequence number).
-local function consider(art, best, d, blob, at)
-  local seq, seen_s = struct.unpack('>I4I4', blob, at + ENTRY_SEQ)
-  -- (expired entries are cut when read; one can remain behind a clock step back)
-  if d <= r and not (cutoff and seen_s < cutoff) and verified(art, blob, at) then
-    if best.d == nil or d < best.d or (d == best.d and seq < best.seq) then
-      best.d, best.seq, best.blob, best.at = d, seq, blob, at
+-- How many bins two sketches agree on.
+local function agreeing(a, b)
+  local n = 0
+  for i = 1, SKETCH, 8 do
+    if string.sub(a, i, i + 7) == string.sub(b, i, i + 7) then
+      n = n + 8
+    else
+      local a1, a2, a3, a4, a5, a6, a7, a8 = byte(a, i, i + 7)
+      local b1, b2, b3, b4, b5, b6, b7, b8 = byte(b, i, i + 7)
+      if a1 == b1 then n = n + 1 end
+      if a2 == b2 then n = n + 1 end
+      if a3 == b3 then n = n + 1 end
+      if a4 == b4 then n = n + 1 end
+      if a5 == b5 then n = n + 1 end
+      if a6 == b6 then n = n + 1 end
+      if a7 == b7 then n = n + 1 end
+      if a8 == b8 then n = n + 1 end
     end
   end
+  return n
+end
+
+-- The entry at blob[at], a candidate if within r and not expired (each sequence number once).
+local function add_candidate(art, list, blob, at, from_caller)
+  local seq, seen_s = struct.unpack('>I4I4', blob, at + ENTRY_SEQ)
+  if list.seqs[seq] or (cutoff and seen_s < cutoff) then return end
+  local d = distance(art.f, blob, at)
+  if d > r then return end
+  list.seqs[seq] = true
+  list[#list + 1] = {d = d, seq = seq, fp = string.sub(blob, at, at + 7),
+                     from_caller = from_caller}
 end
 
 -- Every bucket key within table t's radius of `key`, appended to `out`; owners[i]: the
@@ -158,22 +179,50 @@ local function reachable(art, other)
   return false
 end
 
--- Is the entry at blob[at] still indexed? Its sequence number must still name an article
--- whose record has this fingerprint and this sequence number: a caller's bucket cache
--- may hold entries removed since, or from before the index was emptied (whose sequence
--- numbers may have been given out again).
-local function is_live(blob, at)
-  local seq = entry_seq(blob, at)
-  local owner = redis.call('HGET', KEYS[3], seq)
-  local owned = owner and redis.call('HGET', KEYS[1], owner)
-  return owned and rec_fingerprint(owned) == string.sub(blob, at, at + 7)
-    and rec_seq(owned) == seq or false
+-- The best of the candidates: the nearest max_candidates of them (ties: first seen) that are
+-- still indexed (a caller's cache may hold entries removed since, or from before the index
+-- was emptied, whose sequence numbers may have been given out again) are compared by their
+-- sketches: first a duplicate (within k, enough bins agreeing), the most similar, then the
+-- nearest, then the first seen; else a related one (within r, fewer bins) the same way.
+-- Returns it (or nil), and whether the caller's list held an entry no longer indexed.
+local function judge(art, list)
+  table.sort(list, function(x, y) return x.d < y.d or (x.d == y.d and x.seq < y.seq) end)
+  local best, best_key, stale
+  for i = 1, math.min(#list, max_candidates) do
+    local c = list[i]
+    local seq = struct.pack('>I4', c.seq)
+    local owner = redis.call('HGET', KEYS[3], seq)
+    local record = owner and redis.call('HGET', KEYS[1], owner)
+    if record and rec_fingerprint(record) == c.fp and rec_seq(record) == seq
+        and owner ~= art.id then
+      local n = agreeing(art.sketch, rec_sketch(record))
+      local near = c.d <= k and n >= duplicate_bins
+      if near or (r > k and n >= related_bins) then
+        local key = {near and 0 or 1, -n, c.d, c.seq}
+        local better = not best_key
+        if not better then
+          for j = 1, 4 do
+            if key[j] ~= best_key[j] then better = key[j] < best_key[j]; break end
+          end
+        end
+        if better then
+          best, best_key = {owner = owner, record = record, d = c.d, agreeing = n, near = near,
+                            fp = c.fp}, key
+        end
+      end
+    elseif c.from_caller then
+      stale = true
+    end
+  end
+  return best, stale
 end
 
--- The caller's nearest entry, then every entry inserted since its snapshot. False when that
--- cannot decide (see the header).
-local function search_since(art, best, since)
-  if art.found ~= '' then consider(art, best, distance(art.f, art.found, 1), art.found, 1) end
+-- The caller's nearest entries, then every entry inserted since its snapshot. Returns false
+-- when that cannot decide (see the header), else the best match or nil.
+local function search_since(art, since)
+  local list = {seqs = {}}
+  for at = 1, #art.found, ENTRY do add_candidate(art, list, art.found, at, true) end
+  local full = #art.found >= max_candidates * ENTRY
   art.candidates, art.hot = art.read_candidates, art.read_hot
   for i = art.expired_from, art.expired_to do
     local blob = cutoff and redis.call('GET', ARGV[i])
@@ -191,21 +240,21 @@ local function search_since(art, best, since)
       -- The high half first: most entries are too far there already.
       local a, b, c, e = byte(ring, at, at + 3)
       if BITS_SET[bxor(a, f1)] + BITS_SET[bxor(b, f2)] + BITS_SET[bxor(c, f3)]
-          + BITS_SET[bxor(e, f4)] <= r then
-        local d = distance(art.f, ring, at)
-        if d <= r and reachable(art, string.sub(ring, at, at + 7)) then
-          consider(art, best, d, ring, at)
-        end
+          + BITS_SET[bxor(e, f4)] <= r and reachable(art, string.sub(ring, at, at + 7)) then
+        add_candidate(art, list, ring, at, false)
       end
     end
   end
   art.candidates = art.candidates + seen
-  return best.d == nil or is_live(best.blob, best.at)
+  local best, stale = judge(art, list)
+  if stale and full then return false end
+  return best
 end
 
 -- Every entry of the article's probed buckets, compared here.
-local function search_buckets(art, best)
-  best.d, art.candidates, art.hot = nil, 0, 0
+local function search_buckets(art)
+  art.candidates, art.hot = 0, 0
+  local list = {seqs = {}}
   local keys, owners = {}, {}
   for j, t in ipairs(tables) do probe_keys(t, art.keys[j], keys, owners) end
   local f = art.f
@@ -215,30 +264,23 @@ local function search_buckets(art, best)
       if blob and cutoff then blob = cut_expired(keys[first + j - 1], blob, cutoff) end
       if blob then
         -- This table's key nearly fixes one half of a candidate: compare the other first.
-        local h1, h2 = 0, 4
-        local p1, p2, p3, p4, q1, q2, q3, q4 = f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8]
-        if owners[first + j - 1].half == 4 then
-          h1, h2 = 4, 0
-          p1, p2, p3, p4, q1, q2, q3, q4 = f[5], f[6], f[7], f[8], f[1], f[2], f[3], f[4]
-        end
+        local h = owners[first + j - 1].half
+        local p1, p2, p3, p4 = f[1 + h], f[2 + h], f[3 + h], f[4 + h]
         local n = #blob / ENTRY
         local start = 0
         if n > max_read then start, art.hot = n - max_read, art.hot + 1 end
         art.candidates = art.candidates + n - start
         for at = start * ENTRY + 1, #blob, ENTRY do
-          local a, b, c, e = byte(blob, at + h1, at + h1 + 3)
-          local d = BITS_SET[bxor(a, p1)] + BITS_SET[bxor(b, p2)] + BITS_SET[bxor(c, p3)]
-            + BITS_SET[bxor(e, p4)]
-          if d <= r then
-            a, b, c, e = byte(blob, at + h2, at + h2 + 3)
-            d = d + BITS_SET[bxor(a, q1)] + BITS_SET[bxor(b, q2)] + BITS_SET[bxor(c, q3)]
-              + BITS_SET[bxor(e, q4)]
-            consider(art, best, d, blob, at)
+          local a, b, c, e = byte(blob, at + h, at + h + 3)
+          if BITS_SET[bxor(a, p1)] + BITS_SET[bxor(b, p2)] + BITS_SET[bxor(c, p3)]
+              + BITS_SET[bxor(e, p4)] <= r then
+            add_candidate(art, list, blob, at, false)
           end
         end
       end
     end
   end
+  return (judge(art, list))
 end
 
 -- A redelivery of an id already decided: its reply again. New text: the old article is
@@ -251,40 +293,63 @@ local function replay_or_replace(art)
   return nil, 1
 end
 
--- The original with the same content, unless it has expired (then it is removed).
+-- The first article with the same content, unless it has expired (then it is removed).
 local function exact_match(art)
   local exact_id = redis.call('HGET', KEYS[2], art.content)
   if not exact_id then return nil end
   local original = redis.call('HGET', KEYS[1], exact_id)
-  if cutoff and original and rec_seen_ms(original) < cutoff * 1000 then
+  if not original then return nil end
+  if cutoff and rec_alive_s(original) < cutoff then
     remove_article(KEYS, prefix, exact_id, original, cutoff)
     return nil
   end
   return exact_id, original
 end
 
--- The nearest earlier original within r, as {d, seq, blob, at} (d nil: none).
+-- The best earlier match within r, or nil.
 local function near_match(art)
-  local best = {}
-  if art.snapshot == '' or not search_since(art, best, tonumber(art.snapshot)) then
-    search_buckets(art, best)
+  if art.snapshot ~= '' then
+    local best = search_since(art, tonumber(art.snapshot))
+    if best ~= false then return best end
   end
-  return best
+  return search_buckets(art)
 end
 
--- Index an original: its content hash, and with a fingerprint an entry in every table and
--- in the ring. Returns its sequence number (4 bytes; zeros without a fingerprint).
-local function insert(art)
-  redis.call('HSET', KEYS[2], art.content, art.id)
-  if art.fp == '' then return ZERO4 end
+-- Index an article: its content hash (unless another has it), and with a fingerprint an
+-- entry in every table and in the ring. Returns its sequence number (4 bytes; zeros without
+-- a fingerprint).
+local function insert(id, content, fp, keys)
+  redis.call('HSETNX', KEYS[2], content, id)
+  if fp == '' then return ZERO4 end
   local number = redis.call('INCR', KEYS[6])
   local seq = struct.pack('>I4', number)
-  local entry = art.fp .. seq .. struct.pack('>I4', now_s)
-    .. (art.verify ~= '' and art.verify or ZERO8)
-  for j, t in ipairs(tables) do redis.call('APPEND', bucket(t, art.keys[j]), entry) end
+  local entry = fp .. seq .. struct.pack('>I4', now_s)
+  for j, t in ipairs(tables) do redis.call('APPEND', bucket(t, keys[j]), entry) end
   redis.call('SETRANGE', KEYS[5], recent_offset(number), entry)
-  redis.call('HSET', KEYS[3], seq, art.id)
+  redis.call('HSET', KEYS[3], seq, id)
   return seq
+end
+
+-- The article starts its retention again: it moves to the end of its buckets, with a new
+-- sequence number.
+local function renew(id)
+  local record = redis.call('HGET', KEYS[1], id)
+  if not record then return end
+  local seq = rec_seq(record)
+  if seq ~= ZERO4 then
+    unindex(KEYS, prefix, record)
+    local number = redis.call('INCR', KEYS[6])
+    seq = struct.pack('>I4', number)
+    local entry = rec_fingerprint(record) .. seq .. struct.pack('>I4', now_s)
+    local spec = redis.call('HGET', KEYS[4], 'tables')
+    for _, name in ipairs(bucket_keys_of(spec, rec_fingerprint(record), prefix)) do
+      redis.call('APPEND', name, entry)
+    end
+    redis.call('SETRANGE', KEYS[5], recent_offset(number), entry)
+    redis.call('HSET', KEYS[3], seq, id)
+  end
+  redis.call('HSET', KEYS[1], id, string.sub(record, 1, REC.seq - 1) .. seq
+    .. struct.pack('>I4', now_s) .. string.sub(record, REC.alive_s + 4))
 end
 
 -- Decide the article whose arguments start at ARGV[a]; returns its reply and where the next
@@ -294,31 +359,43 @@ local function decide(a)
   local replayed, replaced = replay_or_replace(art)
   if replayed then return replayed, next_article end
 
-  local kind, dist, dup_id, dup_fp = 'unique', 0, '', nil
-  local exact_id, original = exact_match(art)
+  local kind, dist, bins, dup_id, dup_fp, original = 'unique', 0, 0, '', nil, art.id
+  local exact_id, matched = exact_match(art)
   if exact_id then
-    kind, dup_id = 'exact', exact_id
-    if original and rec_has_fingerprint(original) then dup_fp = rec_fingerprint(original) end
+    kind, dup_id, bins = 'exact', exact_id, SKETCH
+    local _, first = rec_ids(matched)
+    original = first ~= '' and first or exact_id
+    if rec_has_fingerprint(matched) then
+      dup_fp = rec_fingerprint(matched)
+      if art.fp ~= '' then dist = distance(art.f, dup_fp, 1) end
+    end
   elseif art.fp ~= '' and max_read > 0 then
     local best = near_match(art)
-    if best.d then
-      kind, dist = best.d <= k and 'near' or 'related', best.d
-      dup_fp = string.sub(best.blob, best.at, best.at + 7)
-      dup_id = redis.call('HGET', KEYS[3], entry_seq(best.blob, best.at))
+    if best then
+      kind, dist, bins = best.near and 'near' or 'related', best.d, best.agreeing
+      dup_id, dup_fp = best.owner, best.fp
+      if best.near then
+        local _, first = rec_ids(best.record)
+        original = first ~= '' and first or best.owner
+      end
     end
   end
+  -- An article sent again with new text may match what repeated its old text: its cluster
+  -- then starts at what it matched, never at itself.
+  if original == art.id and kind ~= 'related' and kind ~= 'unique' then original = dup_id end
 
-  -- Only originals (related ones too) are indexed, so a duplicate always points at an article
-  -- that was unique.
+  -- Every article but an exact copy is indexed: a later copy may be closest to a copy.
   local seq = ZERO4
-  if kind == 'unique' or kind == 'related' then seq = insert(art) end
-  local record = make_record(art.content, art.fp ~= '' and art.fp or nil, kind, dist, dup_fp,
-                             seen_at, seq, dup_id)
+  if kind ~= 'exact' then seq = insert(art.id, art.content, art.fp, art.keys) end
+  local has_fp = art.fp ~= ''
+  local record = make_record(art.content, has_fp and art.fp or nil, kind, dist, bins, dup_fp,
+                             seen_at, seq, now_s, has_fp and art.sketch or nil, dup_id, original)
   redis.call('HSET', KEYS[1], art.id, record)
+  if renewing and (kind == 'near' or kind == 'exact') then renew(dup_id) end
   return reply_from(record, 0, art.candidates, art.hot, replaced), next_article
 end
 
-local replies, a = {}, 8 + 3 * #tables
+local replies, a = {}, 11 + 3 * #tables
 while a <= #ARGV do
   replies[#replies + 1], a = decide(a)
 end

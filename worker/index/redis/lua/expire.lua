@@ -12,7 +12,7 @@ local page = redis.call('HSCAN', KEYS[1], redis.call('GET', KEYS[6]) or '0',
 local removed = 0
 local fields = page[2]
 for i = 1, #fields, 2 do
-  if rec_seen_ms(fields[i + 1]) < cutoff * 1000 then
+  if rec_alive_s(fields[i + 1]) < cutoff then
     remove_article(KEYS, ARGV[1], fields[i], fields[i + 1], cutoff)
     removed = removed + 1
   end

@@ -5,16 +5,17 @@
 -- The storage format, as worker/index/redis/format.py describes it (a test holds the two
 -- together). Offsets here are 1-based positions in a record, and 0-based offsets from an
 -- entry's first byte.
-local ENTRY = 24  -- a bucket entry: fingerprint (8) | seq (4) | first seen, unix s (4) |
-                  -- verification fingerprint (8; zeros without one)
-local ENTRY_SEQ, ENTRY_SEEN, ENTRY_VERIFY = 8, 12, 16
+local ENTRY = 16  -- a bucket entry: fingerprint (8) | seq (4) | indexed (or renewed), unix s (4)
+local ENTRY_SEQ, ENTRY_SEEN = 8, 12
 local RECENT_SLOTS = 65536  -- the ring of recent inserts: seq s in slot (s - 1) % RECENT_SLOTS
-local REC = {content = 1, fingerprint = 17, kind = 25, flags = 26, distance = 27, match = 28,
-             seen_ms = 36, seq = 44, duplicate_of = 48}
+local SKETCH = 64  -- bytes of a set sketch: 64 bins of 8 bits
+local REC = {content = 1, fingerprint = 17, kind = 25, flags = 26, distance = 27,
+             agreeing = 28, match = 29, seen_ms = 37, seq = 45, alive_s = 49, sketch = 53,
+             duplicate_of_length = 53 + SKETCH, ids = 55 + SKETCH}
 local FLAG_FINGERPRINT, FLAG_MATCH = 1, 2
 local KINDS = {[0] = 'unique', [1] = 'exact', [2] = 'near', [3] = 'related'}
 local CODES = {unique = 0, exact = 1, near = 2, related = 3}
-local ZERO4, ZERO8 = string.rep('\0', 4), string.rep('\0', 8)
+local ZERO4, ZERO8, ZERO_SKETCH = string.rep('\0', 4), string.rep('\0', 8), string.rep('\0', SKETCH)
 
 local function rec_content(record) return string.sub(record, REC.content, REC.content + 15) end
 local function rec_fingerprint(record)
@@ -24,29 +25,38 @@ local function rec_seq(record) return string.sub(record, REC.seq, REC.seq + 3) e
 local function rec_seen_ms(record)
   return (struct.unpack('>d', string.sub(record, REC.seen_ms, REC.seen_ms + 7)))
 end
+local function rec_alive_s(record) return (struct.unpack('>I4', record, REC.alive_s)) end
+local function rec_sketch(record) return string.sub(record, REC.sketch, REC.sketch + SKETCH - 1) end
 local function rec_has_fingerprint(record)
   return bit.band(string.byte(record, REC.flags), FLAG_FINGERPRINT) ~= 0
 end
+local function rec_ids(record)
+  local length = struct.unpack('>I2', record, REC.duplicate_of_length)
+  return string.sub(record, REC.ids, REC.ids + length - 1), string.sub(record, REC.ids + length)
+end
 
--- A record from its fields (`seq` 4 bytes, fingerprints 8 bytes or nil).
-local function make_record(content, fp, kind, dist, match_fp, seen_ms, seq, duplicate_of)
+-- A record from its fields (`seq` 4 bytes, fingerprints 8 bytes or nil, `sketch` or nil).
+local function make_record(content, fp, kind, dist, agreeing, match_fp, seen_ms, seq, alive_s,
+                           sketch, duplicate_of, original)
   local flags = 0
   if fp then flags = flags + FLAG_FINGERPRINT end
   if match_fp then flags = flags + FLAG_MATCH end
-  return content .. (fp or ZERO8) .. string.char(CODES[kind], flags, dist)
-    .. (match_fp or ZERO8) .. struct.pack('>d', seen_ms) .. seq .. duplicate_of
+  return content .. (fp or ZERO8) .. string.char(CODES[kind], flags, dist, agreeing)
+    .. (match_fp or ZERO8) .. struct.pack('>d', seen_ms) .. seq .. struct.pack('>I4', alive_s)
+    .. (sketch or ZERO_SKETCH) .. struct.pack('>I2', #duplicate_of) .. duplicate_of .. original
 end
 
 -- The reply for an article from its record (check_and_insert.lua's header).
 local function reply_from(record, replayed, candidates, hot, replaced)
-  local kind, flags, dist = string.byte(record, REC.kind, REC.distance)
+  local kind, flags, dist, agreeing = string.byte(record, REC.kind, REC.agreeing)
   local match_fp = ''
   if bit.band(flags, FLAG_MATCH) ~= 0 then
     match_fp = string.sub(record, REC.match, REC.match + 7)
   end
   if kind == 0 then dist = -1 end
-  return {KINDS[kind], dist, string.sub(record, REC.duplicate_of), match_fp,
-          rec_seen_ms(record), replayed, candidates, hot, replaced}
+  local duplicate_of, original = rec_ids(record)
+  return {KINDS[kind], dist, duplicate_of, match_fp, rec_seen_ms(record), replayed, candidates,
+          hot, replaced, agreeing, original}
 end
 
 local function entry_seq(blob, at) return string.sub(blob, at + ENTRY_SEQ, at + ENTRY_SEQ + 3) end
@@ -117,28 +127,34 @@ local function cut_expired(bucket, blob, cutoff_s)
   return blob
 end
 
--- Remove article `id` (whose record is `record`) from every structure of the index. `K`: the
--- scripts' KEYS, which start with docs, exact, ids, meta, recent. With `cutoff_s` (the
--- article has expired), every older entry of its buckets goes with it.
-local function remove_article(K, prefix, id, record, cutoff_s)
-  local docs, exact, ids, meta, recent = K[1], K[2], K[3], K[4], K[5]
+-- Take the article whose record is `record` out of its buckets, the ring and the ids hash
+-- (its record and its exact text stay). `K`: the scripts' KEYS, which start with docs,
+-- exact, ids, meta, recent. With `cutoff_s` (it has expired), every older entry of its
+-- buckets goes with it.
+local function unindex(K, prefix, record, cutoff_s)
+  local ids, meta, recent = K[3], K[4], K[5]
   local seq = rec_seq(record)
-  if seq ~= ZERO4 then
-    local offset = recent_offset(struct.unpack('>I4', seq))
-    if redis.call('GETRANGE', recent, offset + ENTRY_SEQ, offset + ENTRY_SEQ + 3) == seq then
-      redis.call('SETRANGE', recent, offset, string.rep('\0', ENTRY))
-    end
-    local spec = redis.call('HGET', meta, 'tables')
-    for _, bucket in ipairs(bucket_keys_of(spec, rec_fingerprint(record), prefix)) do
-      if cutoff_s then
-        local blob = redis.call('GET', bucket)
-        if blob then cut_expired(bucket, blob, cutoff_s) end
-      else
-        remove_entry(bucket, seq)
-      end
-    end
-    redis.call('HDEL', ids, seq)
+  if seq == ZERO4 then return end
+  local offset = recent_offset(struct.unpack('>I4', seq))
+  if redis.call('GETRANGE', recent, offset + ENTRY_SEQ, offset + ENTRY_SEQ + 3) == seq then
+    redis.call('SETRANGE', recent, offset, string.rep('\0', ENTRY))
   end
+  local spec = redis.call('HGET', meta, 'tables')
+  for _, bucket in ipairs(bucket_keys_of(spec, rec_fingerprint(record), prefix)) do
+    if cutoff_s then
+      local blob = redis.call('GET', bucket)
+      if blob then cut_expired(bucket, blob, cutoff_s) end
+    else
+      remove_entry(bucket, seq)
+    end
+  end
+  redis.call('HDEL', ids, seq)
+end
+
+-- Remove article `id` (whose record is `record`) from every structure of the index.
+local function remove_article(K, prefix, id, record, cutoff_s)
+  local docs, exact = K[1], K[2]
+  unindex(K, prefix, record, cutoff_s)
   local content = rec_content(record)
   if redis.call('HGET', exact, content) == id then redis.call('HDEL', exact, content) end
   redis.call('HDEL', docs, id)

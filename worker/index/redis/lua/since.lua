@@ -5,8 +5,8 @@
 -- KEYS[2]   recent inserts: the ring of entries by sequence number (lib.lua)
 -- ARGV[1]   the last sequence number the copy holds
 --
--- Reply: {counter, entries}: the entries of sequence numbers ARGV[1] + 1 .. counter, 24 bytes
--- each, in order (a removed article's slot is zeros); or {counter} when the ring no longer
+-- Reply: {counter, entries}: the entries of sequence numbers ARGV[1] + 1 .. counter (format.py
+-- ENTRY), in order (a removed article's slot is zeros); or {counter} when the ring no longer
 -- holds them all, or the counter is below ARGV[1] (the index was emptied): reload.
 
 local last = tonumber(redis.call('GET', KEYS[1]) or '0')
