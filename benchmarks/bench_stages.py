@@ -65,7 +65,8 @@ async def run(args: argparse.Namespace) -> None:
         reads = await index.read_buckets(probes)
         spent["read"] += clock() - t
         t = clock()
-        calls = index.script_calls.calls(probes, reads)
+        assert index.epoch is not None
+        calls = index.script_calls.calls(probes, reads, index.epoch)
         spent["calls"] += clock() - t
         t = clock()
         replies = [

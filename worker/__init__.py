@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from worker.errors import (
         ConfigError,
         DedupError,
+        IndexReset,
         IndexStoreError,
         IndexUnavailable,
         KafkaRefused,
@@ -31,6 +32,7 @@ _WHERE = {
     "ConfigError": "worker.errors",
     "DedupError": "worker.errors",
     "IndexStoreError": "worker.errors",
+    "IndexReset": "worker.errors",
     "IndexUnavailable": "worker.errors",
     "KafkaRefused": "worker.errors",
     "KafkaUnavailable": "worker.errors",
@@ -54,6 +56,7 @@ __all__ = [
     "Fingerprint",
     "Fingerprinter",
     "Index",
+    "IndexReset",
     "IndexStoreError",
     "IndexUnavailable",
     "KafkaRefused",

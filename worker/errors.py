@@ -5,7 +5,8 @@ clients are translated into these where those clients are called.
     ├── ConfigError          a setting cannot work; the message says the fix
     ├── IndexStoreError      the index could not answer
     │   ├── IndexUnavailable     Redis cannot be reached now (retry)
-    │   └── LayoutMismatch       the index was built with another layout
+    │   ├── IndexReset           the index was emptied or rolled back under the worker
+    │   └── LayoutMismatch       the index was built with another layout or fingerprints
     ├── KafkaUnavailable     Kafka cannot be reached now (retry)
     └── KafkaRefused         Kafka refused the credentials or rights (do not retry)
 """
@@ -27,8 +28,16 @@ class IndexUnavailable(IndexStoreError):
     """The index's server cannot be reached right now; retrying later may succeed."""
 
 
+class IndexReset(IndexStoreError):
+    """The index was emptied or built again since the worker read it (a flush, a restart
+    without its data, a failover): what the worker held about it is void. RedisIndex recovers
+    from it itself; it reaches a caller only from the two halves of a check (read_buckets,
+    run_checks), which then start the check again."""
+
+
 class LayoutMismatch(IndexStoreError):
-    """The index was built with another layout (threshold, bands) than this worker's."""
+    """The index was built with another layout (threshold, bands) or other fingerprint
+    settings than this worker's."""
 
 
 class KafkaUnavailable(DedupError):

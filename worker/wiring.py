@@ -76,8 +76,13 @@ def redis_client(settings: Settings) -> Client:
     return connect(settings.redis_url, settings.redis_cluster)
 
 
-def redis_index(settings: Settings) -> RedisIndex:
-    """The shared index, on a client of its own."""
+def redis_index(
+    settings: Settings,
+    fingerprints: Fingerprinter | None = None,
+    on_reset: Callable[[str], None] | None = None,
+) -> RedisIndex:
+    """The shared index, on a client of its own; with the `fingerprints` that a pipeline on it
+    makes, their settings are recorded and checked with the layout."""
     from worker.index.redis import RedisIndex
 
     return RedisIndex(
@@ -85,11 +90,17 @@ def redis_index(settings: Settings) -> RedisIndex:
         settings.namespace,
         layout(settings),
         bucket_cache=settings.bucket_cache,
+        fingerprints=fingerprints.spec if fingerprints is not None else None,
+        on_reset=on_reset,
         **_index_options(settings),
     )
 
 
-def pipeline(settings: Settings, index: Index) -> Pipeline:
+def pipeline(
+    settings: Settings, index: Index, fingerprints: Fingerprinter | None = None
+) -> Pipeline:
+    """Decisions against `index`, with `fingerprints` (default: the settings' fingerprinter)."""
     from worker.pipeline.pipeline import Pipeline
 
-    return Pipeline(fingerprinter(settings), index, settings.max_message_bytes)
+    made = fingerprints or fingerprinter(settings)
+    return Pipeline(made, index, settings.max_message_bytes)

@@ -75,3 +75,15 @@ async def test_a_1m_word_text_is_fingerprinted_when_the_limit_allows_it() -> Non
     assert isinstance(decision, Accepted)
     assert decision.verdict.fingerprint is not None
     assert decision.fingerprint.words == 1_000_000
+
+
+async def test_texts_with_nothing_left_once_normalised_are_copies_only_of_themselves() -> None:
+    # They all normalise to "": one content hash would make each an exact copy of the first.
+    texts = ["!!!", "😀🎉", "—", "\u200b", "© ®"]
+    raws = [_article(t, id=f"t{i}") for i, t in enumerate(texts)]
+    raws.append(_article("!!!", id="again"))
+    decisions = await Pipeline(Fingerprinter(), MemoryIndex(), LIMIT).run(raws)
+    kinds = [
+        (d.verdict.kind.value, d.verdict.duplicate_of) for d in decisions if isinstance(d, Accepted)
+    ]
+    assert kinds == [("unique", None)] * len(texts) + [("exact", "t0")]

@@ -130,3 +130,23 @@ async def test_a_related_article_is_unique_and_gets_a_related_alert() -> None:
     line = scan_line(decisions[1], 2)
     validate("scan-line", line)
     assert (line["verdict"], line["kind"], line["duplicate_of"]) == ("unique", "related", "a")
+
+
+async def test_an_update_to_a_duplicate_withdraws_the_old_text_from_the_unique_topic() -> None:
+    # Compacted by key, the unique topic must not keep x's old text once x repeats y: a later
+    # copy of the old text would be unique too, and the topic would hold it twice.
+    first, second = PRODUCT_PAGE, PROMOTION * 8
+    raws = [
+        json.dumps({"id": "x", "text": first}).encode(),
+        json.dumps({"id": "y", "text": second}).encode(),
+        json.dumps({"id": "x", "text": second}).encode(),
+        json.dumps({"id": "z", "text": first}).encode(),
+    ]
+    compacted: dict[bytes, bytes | None] = {}
+    for decision, raw in zip(await _decisions(*raws), raws, strict=True):
+        for out in output_messages(decision, raw, None, SOURCE, 10_000, threshold=3):
+            if out.destination is Destination.UNIQUE:
+                compacted[out.key or b""] = out.value
+    assert compacted[b"x"] is None
+    kept = {k: json.loads(v)["article"]["text"] for k, v in compacted.items() if v is not None}
+    assert kept == {b"y": second, b"z": first}

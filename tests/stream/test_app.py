@@ -1,9 +1,14 @@
+import asyncio
 import gc
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import pytest
 
+from worker.errors import IndexStoreError, IndexUnavailable, LayoutMismatch
+from worker.model import Decision
+from worker.stream import app
 from worker.stream.app import freeze_gc_once
+from worker.stream.metrics import Metrics
 
 
 @pytest.fixture
@@ -24,3 +29,47 @@ def test_settle_gc_freezes_what_is_alive_once(unfrozen: None) -> None:
     freeze_gc_once()  # take them too
     assert gc.get_freeze_count() == frozen
     del later
+
+
+class FailingPipeline:
+    """Raises the given errors in turn, then decides nothing."""
+
+    def __init__(self, *errors: Exception) -> None:
+        self.errors = list(errors)
+        self.runs = 0
+
+    async def run(self, values: Sequence[bytes | None]) -> list[Decision]:
+        self.runs += 1
+        if self.errors:
+            raise self.errors.pop(0)
+        return []
+
+
+@pytest.fixture
+def no_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def instant(delay: float) -> None:
+        return None
+
+    monkeypatch.setattr(asyncio, "sleep", instant)
+
+
+async def test_an_unreachable_index_is_waited_for_as_long_as_it_takes(no_wait: None) -> None:
+    pipeline = FailingPipeline(*[IndexUnavailable("down")] * 50)
+    assert await app._run_with_retry(pipeline, [b"x"], Metrics()) == []
+    assert pipeline.runs == 51
+
+
+async def test_an_index_that_refuses_the_batch_is_tried_a_few_times_then_raises(
+    no_wait: None,
+) -> None:
+    pipeline = FailingPipeline(*[IndexStoreError("script error")] * 50)
+    with pytest.raises(IndexStoreError, match="script error"):
+        await app._run_with_retry(pipeline, [b"x"], Metrics())
+    assert pipeline.runs == app.REFUSED_TRIES
+
+
+async def test_another_layout_is_not_retried(no_wait: None) -> None:
+    pipeline = FailingPipeline(LayoutMismatch("other layout"))
+    with pytest.raises(LayoutMismatch):
+        await app._run_with_retry(pipeline, [b"x"], Metrics())
+    assert pipeline.runs == 1

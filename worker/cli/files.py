@@ -21,6 +21,7 @@ from worker.settings import Settings
 
 if TYPE_CHECKING:
     from worker.index.base import Index
+    from worker.text.fingerprint import Fingerprinter
 
 CHUNK = 1000  # lines decided per pipeline run
 
@@ -46,10 +47,11 @@ def backfill(file: IO[bytes], verdicts: bool) -> None:
     that the stream is deduplicated against this history. Lines are decided as the worker
     decides messages (first seen wins; tombstones delete), in pipelined chunks."""
     settings = settings_from_env()
-    index = wiring.redis_index(settings)
+    fingerprints = wiring.fingerprinter(settings)
+    index = wiring.redis_index(settings, fingerprints)
     with asyncio.Runner() as runner, clean_errors():
         try:
-            counts = _decide_file(runner, settings, index, file, verdicts)
+            counts = _decide_file(runner, settings, index, file, verdicts, fingerprints)
         finally:
             runner.run(index.close())
     click.echo(
@@ -58,13 +60,18 @@ def backfill(file: IO[bytes], verdicts: bool) -> None:
 
 
 def _decide_file(
-    runner: asyncio.Runner, settings: Settings, index: Index, file: IO[bytes], verdicts: bool
+    runner: asyncio.Runner,
+    settings: Settings,
+    index: Index,
+    file: IO[bytes],
+    verdicts: bool,
+    fingerprints: Fingerprinter | None = None,
 ) -> Counter[str]:
     """Decide every line of `file` in chunks; print scan lines if `verdicts`, show progress
     on stderr otherwise. Returns how many lines got each verdict."""
     from worker.pipeline.outputs import scan_line
 
-    pipeline = wiring.pipeline(settings, index)
+    pipeline = wiring.pipeline(settings, index, fingerprints)
     counts: Counter[str] = Counter()
     size = os.fstat(file.fileno()).st_size if not verdicts and file.seekable() else 0
     with click.progressbar(length=size, label="indexing", file=sys.stderr, hidden=not size) as bar:

@@ -37,7 +37,7 @@ async def _prepare(settings: Settings) -> None:
 
     await retry_startup(lambda: check_credentials(settings), "Kafka")
     await retry_startup(lambda: ensure_topics(settings), "Kafka")
-    index = wiring.redis_index(settings)
+    index = wiring.redis_index(settings, wiring.fingerprinter(settings))
     try:
         await retry_startup(index.ensure_layout, "Redis")
     finally:

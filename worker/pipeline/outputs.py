@@ -58,8 +58,10 @@ def output_messages(
     related_threshold: int = 0,
 ) -> list[Outgoing]:
     """The messages one decision produces, and the topics they go to: one, except for a
-    related article, which is unique and also gets a `related` alert. A deletion produces a
-    tombstone (null value, keyed by the id) on the unique topic: the article is withdrawn."""
+    related article, which is unique and also gets a `related` alert, and for an article sent
+    again with new text that is a duplicate, whose alert follows a tombstone of its old text.
+    A deletion produces a tombstone (null value, keyed by the id) on the unique topic: the
+    article is withdrawn."""
     if isinstance(decision, Forgotten):
         return [Outgoing(Destination.UNIQUE, decision.id.encode("utf-8"), None)]
     if isinstance(decision, Rejection):
@@ -68,11 +70,11 @@ def output_messages(
     article_key = decision.article.id.encode("utf-8")
     kind = decision.verdict.kind
     if decision.verdict.is_duplicate:
-        return [
-            Outgoing(
-                Destination.DUPLICATES, article_key, encode(duplicate(decision, source, threshold))
-            )
-        ]
+        encoded = encode(duplicate(decision, source, threshold))
+        duplicate_alert = Outgoing(Destination.DUPLICATES, article_key, encoded)
+        if decision.verdict.replaced:  # its old text, unique perhaps, has left the index
+            return [Outgoing(Destination.UNIQUE, article_key, None), duplicate_alert]
+        return [duplicate_alert]
     out = [Outgoing(Destination.UNIQUE, article_key, unique(decision, source))]
     if kind is Kind.RELATED:
         alert = duplicate(decision, source, related_threshold)

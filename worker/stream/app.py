@@ -3,7 +3,8 @@
 At-least-once: a batch's verdicts are produced and acknowledged by Kafka before its events are
 acked (outbox.py, which sends them while the next batch is decided), and faust commits only
 acked offsets. A redelivered message gets its first verdict again (the index keeps one record
-per id).
+per id). A batch that cannot be decided or published stops the worker at once (stop_worker):
+never skipped, it is redelivered to the worker that takes the partitions over.
 """
 
 from __future__ import annotations
@@ -11,15 +12,16 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
 import time
 from collections.abc import AsyncIterator, Sequence
 from functools import cache, partial
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import faust
 
 from worker import wiring
-from worker.errors import IndexStoreError
+from worker.errors import IndexStoreError, IndexUnavailable, LayoutMismatch
 from worker.model import Decision
 from worker.pipeline.outputs import Destination, Source, output_messages
 from worker.pipeline.pipeline import Pipeline
@@ -29,8 +31,15 @@ from worker.stream.kafka import ssl_context
 from worker.stream.metrics import Metrics, TimedIndex
 from worker.stream.outbox import Outbox
 
+if TYPE_CHECKING:
+    from worker.text.fingerprint import Fingerprinter
+
 log = logging.getLogger(__name__)
 MAX_RETRY_DELAY_S = 5.0
+# Tries of a batch that the index refuses (a script error, a full Redis, a missing right), as
+# against one it cannot be reached for (retried for as long as it takes); then the worker stops.
+REFUSED_TRIES = 5
+EXIT_STOPPED = 70  # (EX_SOFTWARE) the exit status of a worker stopped by stop_worker
 SWEEP_INTERVAL_S = 1.0  # with a retention window: one expiry sweep step this often
 SWEEP_STEP = 1000  # records looked at per step (one short Lua call)
 
@@ -51,8 +60,9 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> faust.App:
 
     @app.agent(source, name="dedup")
     async def dedup(stream: faust.StreamT[bytes]) -> None:
-        index = _index(settings, metrics)
-        pipeline = wiring.pipeline(settings, index)
+        fingerprints = wiring.fingerprinter(settings)
+        index = _index(settings, metrics, fingerprints)
+        pipeline = wiring.pipeline(settings, index, fingerprints)
         outbox = Outbox(stream)
         try:
             async for events in batches(stream, settings):
@@ -64,6 +74,8 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> faust.App:
                 )
                 freeze_gc_once()
             await outbox.flush()
+        except Exception as exc:  # (a rebalance cancels: not an Exception)
+            stop_worker(exc)
         finally:
             outbox.abandon()
             await index.close()
@@ -100,8 +112,13 @@ def run_worker(
     ).execute_from_commandline()
 
 
-def _index(settings: Settings, metrics: Metrics) -> TimedIndex:
-    return TimedIndex(wiring.redis_index(settings), metrics)
+def _index(
+    settings: Settings, metrics: Metrics, fingerprints: Fingerprinter | None = None
+) -> TimedIndex:
+    def reset(why: str) -> None:
+        metrics.index_resets.inc()
+
+    return TimedIndex(wiring.redis_index(settings, fingerprints, reset), metrics)
 
 
 def base_app(settings: Settings) -> faust.App:
@@ -160,16 +177,43 @@ def batches(stream: faust.StreamT[bytes], settings: Settings) -> AsyncIterator[S
     )
 
 
+def stop_worker(exc: BaseException) -> NoReturn:
+    """End the process now, committing nothing more. A worker must not go on past a batch it
+    could not decide or publish, and a graceful stop is no safer: faust could commit past the
+    batch's unacked messages at the head of a partition, and acks what reaches the stream after
+    its agent has stopped. Whatever was not committed is redelivered, and the index replays
+    the verdicts it had already decided."""
+    log.critical(
+        "the worker stops (exit status %d): %s: %s; uncommitted messages are redelivered to the "
+        "worker that takes its partitions",
+        EXIT_STOPPED,
+        type(exc).__name__,
+        exc,
+        exc_info=exc,
+    )
+    logging.shutdown()
+    os._exit(EXIT_STOPPED)
+
+
 async def _run_with_retry(
     pipeline: Pipeline, values: Sequence[bytes | None], metrics: Metrics
 ) -> list[Decision]:
-    """Wait out an unreachable or refusing index: the batch is retried, never skipped, and its
-    offsets are not committed meanwhile. Retrying is safe: the index is idempotent per id."""
+    """Wait out an unreachable index: the batch is retried, never skipped, and its offsets are
+    not committed meanwhile (retrying is safe: the index is idempotent per id). An index that
+    refuses the batch is tried REFUSED_TRIES times, and one of another layout not again: the
+    error is raised (the worker stops)."""
     delay = 0.1
+    refused = 0
     while True:
         try:
             return await pipeline.run(values)
+        except LayoutMismatch:
+            raise
         except IndexStoreError as exc:
+            if not isinstance(exc, IndexUnavailable):
+                refused += 1
+                if refused >= REFUSED_TRIES:
+                    raise
             metrics.index_retries.inc()
             log.warning("index failed (%s); retrying the batch in %.1f s", exc, delay)
             await asyncio.sleep(delay)

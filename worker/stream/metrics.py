@@ -69,6 +69,12 @@ class Metrics:
             "Buckets read only in part (over DEDUP_MAX_BUCKET_READ entries)",
             registry=r,
         )
+        self.index_resets = Counter(
+            "dedup_index_resets",
+            "Times the index was found emptied or rolled back under the worker (a flush, a "
+            "restart without its data, a failover): articles indexed before may be unmatched",
+            registry=r,
+        )
         self.index_retries = Counter(
             "dedup_index_retries", "Batches retried because the index failed", registry=r
         )

@@ -98,6 +98,19 @@ class Fingerprinter:
         # on the first article, whose latency would pay for them.
         self("warm-up 预热 " * 20)
 
+    @property
+    def spec(self) -> str:
+        """Every setting that changes a fingerprint or a sketch (but the sketch's shape, which
+        the index records itself), in one line: recorded with a shared index, which refuses a
+        worker whose fingerprints would differ."""
+        formats = "detected" if self.detect_format else "given"
+        html = "main content" if self.main_content else "all text"
+        return (
+            f"shingles {self.shingle_size}, chinese {self.chinese.value}, "
+            f"min words {self.min_words:g}, tf {self.tf_damping}, idf {self.idf.digest}, "
+            f"formats {formats}, html {html}"
+        )
+
     def __call__(self, text: str) -> Fingerprint:
         return self.many([text])[0]
 

@@ -54,6 +54,15 @@ class IdfTable:
         return np.where(found, table.weights[place], self.cap)
 
     @cached_property
+    def digest(self) -> str:
+        """A short digest of the weights: recorded with an index (Fingerprinter.spec), so that
+        a worker weighing with another table is refused rather than silently not matching."""
+        h = xxhash.xxh64(f"{self.cap!r}\n".encode())
+        for unit in sorted(self.weights):
+            h.update(f"{unit}\t{self.weights[unit]!r}\n".encode())
+        return h.hexdigest()
+
+    @cached_property
     def _by_hash(self) -> _HashedWeights:
         return _HashedWeights.build(self.weights, self.cap)
 

@@ -68,7 +68,7 @@ def test_reset_starts_again() -> None:
     copy, probed = new_cache()
     copy.add(entry(BASE, 1), 1)
     new = flip(BASE, [40])
-    copy.reset(entry(new, 7), 9)
+    copy.reset(entry(new, 7), 9, b"")
     assert copy.last == 9
     for old_slot, new_slot in zip(own(probed, BASE), own(probed, new), strict=True):
         # Only the new entry is left: where the two share a bucket, and in its own.
@@ -87,10 +87,10 @@ def test_entries_taken_in_over_several_passes_give_the_same_copy(
         for seq in range(1, 200)
     )
     whole, probed = new_cache()
-    whole.reset(entries, 199)
+    whole.reset(entries, 199, b"")
     monkeypatch.setattr(bucket_cache_module, "_PASS", 7)
     passes, _ = new_cache()
-    passes.reset(entries, 199)
+    passes.reset(entries, 199, b"")
     every = range(probed.slot_count or 0)
     assert passes.buckets(every) == whole.buckets(every)
     assert passes.read([BASE], max_read=1000, cutoff_s=150) == whole.read(

@@ -15,7 +15,7 @@ from worker.model import Kind
 
 LUA_CONSTANTS = """
 return cjson.encode({entry = ENTRY, entry_seq = ENTRY_SEQ, entry_seen = ENTRY_SEEN,
-  recent_slots = RECENT_SLOTS, sketch = SKETCH, rec = REC,
+  recent_slots = RECENT_SLOTS, ring_check = RING_CHECK, sketch = SKETCH, rec = REC,
   flag_fingerprint = FLAG_FINGERPRINT, flag_match = FLAG_MATCH, codes = CODES})
 """
 
@@ -27,6 +27,7 @@ async def test_lua_and_python_spell_the_same_format(redis_client: aioredis.Redis
     assert lua["entry"] == format.ENTRY_BYTES == 16
     assert (lua["entry_seq"], lua["entry_seen"]) == (fields["seq"][1], fields["seen_s"][1])
     assert lua["recent_slots"] == format.RECENT_SLOTS
+    assert lua["ring_check"] == format.RING_CHECK == 12  # the fingerprint and the number
     assert lua["sketch"] == format.SKETCH_BYTES
     names = {"content": "content_hash", "match": "match_fingerprint"}
     python = {name: f.start for name, f in format.RECORD.items()} | {"ids": format.IDS_START}

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from worker.index.redis.addresses import BucketAddresses
-from worker.index.redis.format import ENTRY, ENTRY_BYTES
+from worker.index.redis.format import ENTRY, ENTRY_BYTES, RING_CHECK
 from worker.index.redis.nearest import Gathered
 
 # Entries taken in per pass: a reload of a large index goes in passes, so that its temporary
@@ -41,13 +41,19 @@ class BucketCache:
         # The first-seen second of each bucket's first entry (where it has one): for expiry.
         self._first_seen = np.zeros(addresses.slot_count, dtype=np.int64)
         self.last = 0  # every entry up to this sequence number is here
+        # The ring's entry of number `last` as the cache saw it (format.RING_CHECK bytes; b"":
+        # unknown): Redis still holding it there says that the index has not lost writes
+        # the cache has seen (since.lua).
+        self.last_entry = b""
 
     def add(self, entries: bytes, last: int) -> None:
-        """Entries (format.ENTRY) inserted up to sequence number `last`; zeroed ones (the
-        ring's slots of removed articles) are skipped. Each bucket keeps its entries in
-        first-seen order, as Redis does."""
+        """The ring's entries (format.ENTRY) of the numbers after `self.last` up to `last`;
+        those of removed articles (zeroed but for their number) are skipped. Each bucket keeps
+        its entries in first-seen order, as Redis does."""
         table = np.frombuffer(entries, dtype=ENTRY)
-        live = table[table["seq"] != 0]
+        if last != self.last:
+            self.last_entry = entries[-ENTRY_BYTES:][:RING_CHECK] if entries else b""
+        live = table[table["seen_s"] != 0]
         live = live[np.argsort(live["seq"], kind="stable")]
         for start in range(0, len(live), _PASS):
             self._add(live[start : start + _PASS])
@@ -71,12 +77,15 @@ class BucketCache:
         ):
             blobs[slot] += block[start:end]
 
-    def reset(self, entries: bytes, last: int) -> None:
-        """Start again from `entries`: every entry up to `last`, in any order."""
+    def reset(self, entries: bytes, last: int, last_entry: bytes) -> None:
+        """Start again from `entries`: every entry up to `last`, in any order; `last_entry`:
+        the ring's entry of number `last` (as for `last_entry`)."""
         self._blobs.fill(b"")
         self._sizes.fill(0)
         self._first_seen.fill(0)
+        self.last = 0
         self.add(entries, last)
+        self.last_entry = last_entry[:RING_CHECK]
 
     def buckets(self, slots: Sequence[int]) -> list[bytes | None]:
         """The buckets' entries, as an MGET of their names would give them."""

@@ -20,7 +20,7 @@ from redis.asyncio.connection import (
     UnixDomainSocketConnection,
 )
 
-from worker.errors import IndexStoreError, IndexUnavailable
+from worker.errors import IndexReset, IndexStoreError, IndexUnavailable
 from worker.index.redis.keys import PREFIX
 
 # What a Redis ACL user needs (docs/operations.md; tested in tests/security).
@@ -87,6 +87,10 @@ _PACKING_IN_C: dict[type[AbstractConnection], type[AbstractConnection]] = {
 }
 
 
+# How the scripts say that the index is not the one the caller read (lua/lib.lua).
+RESET_ERROR = "DEDUP_RESET"
+
+
 def translate(exc: redis.exceptions.RedisError) -> IndexStoreError:
     """Our error for one of Redis's, with what to do about it."""
     if isinstance(exc, redis.exceptions.ConnectionError | redis.exceptions.TimeoutError):
@@ -100,4 +104,6 @@ def translate(exc: redis.exceptions.RedisError) -> IndexStoreError:
         )
     if isinstance(exc, redis.exceptions.AuthenticationError):
         return IndexStoreError(f"Redis refused the credentials in DEDUP_REDIS_URL: {exc}")
+    if RESET_ERROR in str(exc):  # (in a pipeline, the message names the command first)
+        return IndexReset("the index was emptied or built again since the worker read it")
     return IndexStoreError(f"Redis refused the request: {exc}")

@@ -21,7 +21,7 @@ from worker.model import Kind
 
 # Bump when the record, the entry or the key layout changes: an index of another format is
 # refused (it is stored with the layout).
-LAYOUT_FORMAT = "5"
+LAYOUT_FORMAT = "6"
 
 ENTRY = np.dtype(
     [
@@ -32,6 +32,9 @@ ENTRY = np.dtype(
 )
 ENTRY_BYTES = ENTRY.itemsize
 RECENT_SLOTS = 65536
+# A removed article's entry keeps its number in the ring, its fingerprint and seen time zeroed;
+# an entry's first RING_CHECK bytes (the fingerprint and the number) tell whose slot it is.
+RING_CHECK = 12
 SKETCH_BYTES = defaults.SKETCH_BINS * defaults.SKETCH_BITS // 8
 
 
@@ -61,6 +64,11 @@ IDS_START = 54 + SKETCH_BYTES  # then duplicate_of, UTF-8, then the cluster's fi
 FLAG_FINGERPRINT = 1  # the article has a fingerprint (and a sketch)
 FLAG_MATCH = 2  # the record holds the matched article's fingerprint
 KIND_CODES = {Kind.UNIQUE: 0, Kind.EXACT: 1, Kind.NEAR: 2, Kind.RELATED: 3}
+
+
+def ring_offset(seq: int) -> int:
+    """Where the ring holds the entry of sequence number `seq` (>= 1)."""
+    return ((seq - 1) % RECENT_SLOTS) * ENTRY_BYTES
 
 
 def pack_entry(fingerprint: int, seq: int, seen_s: int) -> bytes:

@@ -12,26 +12,30 @@ first. forget.lua removes articles, expire.lua sweeps out expired ones.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Sequence
+import logging
+import secrets
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import redis.exceptions
 
 from worker import defaults
-from worker.errors import LayoutMismatch
+from worker.errors import IndexReset, LayoutMismatch
 from worker.index.base import Rule, duplicate_threshold
 from worker.index.redis import scripts
 from worker.index.redis.addresses import BucketAddresses
 from worker.index.redis.bucket_cache import BucketCache
 from worker.index.redis.client import Client, Encoded, bulk_string, packs_encoded, translate
-from worker.index.redis.format import LAYOUT_FORMAT
+from worker.index.redis.format import LAYOUT_FORMAT, RING_CHECK, ring_offset
 from worker.index.redis.keys import NamespaceKeys
 from worker.index.redis.nearest import BucketRead, Nearest, gather, nearest
 from worker.index.redis.scripts import CheckAndInsertCalls, Script
 from worker.layout.planner import default_layout
 from worker.layout.tables import Layout
 from worker.model import Probe, Verdict
+
+log = logging.getLogger(__name__)
 
 # Bucket names per MGET, about: enough to share the round trip, few enough that one MGET does
 # not hold Redis's one thread up for long.
@@ -51,6 +55,8 @@ class RedisIndex:
         retention_s: int = 0,
         renew_on_match: bool = defaults.RENEW_ON_MATCH,
         bucket_cache: bool = True,
+        fingerprints: str | None = None,
+        on_reset: Callable[[str], None] | None = None,
     ) -> None:
         """`layout` (default: the default settings' layout) is searched up to its own
         threshold; candidates within `threshold` (default: the same) whose estimated Jaccard
@@ -60,7 +66,10 @@ class RedisIndex:
         `retention_s` (0: none) stop matching; with `renew_on_match`, an article matched by
         a copy starts its retention again. With `bucket_cache`, the worker keeps the buckets
         in memory (BucketCache) when every table of the layout is at most 16 bits wide; else
-        it reads Redis's."""
+        it reads Redis's. `fingerprints` (Fingerprinter.spec) is recorded with the layout, and
+        a worker with other fingerprint settings is refused (None: not checked). When the
+        index turns out emptied or rolled back under the worker, it says so in the log and to
+        `on_reset` (with why), takes in the index as it is now, and goes on."""
         self.client = client
         self.namespace = namespace
         self.layout = layout or default_layout()
@@ -69,6 +78,8 @@ class RedisIndex:
         self.max_bucket_read = max_bucket_read
         self.retention_s = retention_s
         self.renew_on_match = renew_on_match
+        self.fingerprints = fingerprints
+        self.on_reset = on_reset
         self.keys = NamespaceKeys(namespace)
         self.script_calls = CheckAndInsertCalls(
             self.keys,
@@ -87,7 +98,15 @@ class RedisIndex:
         )
         # What the cache reloads from (every bucket of one table); only a cache needs it.
         self._whole_table = self._addresses.whole_table() if self._cache is not None else None
-        self._layout_checked = False
+        # The index's epoch as this worker knows it (None: not read yet), from its meta record:
+        # a new one there means that the index was emptied and built again.
+        self._epoch: str | None = None
+
+    @property
+    def epoch(self) -> str | None:
+        """The index's epoch as this worker last read it (None: not yet): the scripts' calls
+        carry it (scripts.CheckAndInsertCalls)."""
+        return self._epoch
 
     @property
     def uses_bucket_cache(self) -> bool:
@@ -95,8 +114,9 @@ class RedisIndex:
 
     @property
     def description(self) -> dict[str, str]:
-        """What the index stores about its layout; every worker on it must agree."""
-        return {
+        """What the index stores about its layout and fingerprints; every worker on it must
+        agree."""
+        described = {
             "format": LAYOUT_FORMAT,
             "layout": self.layout.family.value,
             "threshold": str(self.threshold),
@@ -105,49 +125,73 @@ class RedisIndex:
             "sketch": self.rule.shape.spec(),
             "tables": self.layout.spec(),
         }
+        if self.fingerprints is not None:
+            described["fingerprints"] = self.fingerprints
+        return described
 
     async def ensure_layout(self) -> None:
-        """Record this index's layout, or refuse if the namespace was built with another."""
+        """Record this index's layout (and, for a new index, its epoch), or refuse if the
+        namespace was built with another layout or other fingerprints."""
+        wanted = self.description
         try:
             async with self.client.pipeline(transaction=True) as pipe:
-                for field, value in self.description.items():
+                for field, value in wanted.items():
                     pipe.hsetnx(self.keys.meta, field, value)
+                pipe.hsetnx(self.keys.meta, "epoch", secrets.token_hex(8))
                 pipe.hgetall(self.keys.meta)
                 stored_raw = (await pipe.execute())[-1]
         except redis.exceptions.RedisError as exc:
             raise translate(exc) from exc
         stored = {k.decode(): v.decode() for k, v in stored_raw.items()}
-        if stored != self.description:
-            raise LayoutMismatch(
-                f"namespace {self.namespace!r} was built with layout {stored}, this worker "
-                f"wants {self.description}; use the same threshold and layout settings, or "
-                "another DEDUP_NAMESPACE"
+        epoch = stored.pop("epoch")
+        if self.fingerprints is None:
+            stored.pop("fingerprints", None)
+        if stored != wanted:
+            differ = "; ".join(
+                f"{field} {stored.get(field)!r} there, {wanted.get(field)!r} here"
+                for field in sorted(stored.keys() | wanted.keys())
+                if stored.get(field) != wanted.get(field)
             )
-        self._layout_checked = True
+            raise LayoutMismatch(
+                f"namespace {self.namespace!r} was built with another layout or other "
+                f"fingerprints than this worker's: {differ}; use the same threshold, layout "
+                "and fingerprint settings as the workers that built it, or another "
+                "DEDUP_NAMESPACE"
+            )
+        self._epoch = epoch
 
     async def check_and_insert(self, probes: Sequence[Probe]) -> list[Verdict]:
         if not probes:
             return []
-        return await self.run_checks(probes, await self.read_buckets(probes))
+        try:
+            return await self.run_checks(probes, await self.read_buckets(probes))
+        except IndexReset:  # what was read came from the index before: read again
+            return await self.run_checks(probes, await self.read_buckets(probes))
 
     async def read_buckets(self, probes: Sequence[Probe]) -> list[BucketRead | None]:
         """The first step of check_and_insert: for each probe with a fingerprint, the nearest
         entries of its probed buckets (the rule's candidates), and the sequence counter they
-        were read at (the snapshot); from the bucket cache, or else with MGETs."""
+        were read at (the snapshot); from the bucket cache, or else with MGETs. Expiry is
+        judged by Redis's clock, as the script judges it a moment later. A probe whose
+        buckets in the cache are over `max_bucket_read` gets None: the cache keeps entries
+        removed since, which may push live ones out of the newest, so the script reads
+        Redis's buckets."""
         if self.max_bucket_read <= 0:
             return [None] * len(probes)
         searched = [p for p in probes if p.fingerprint is not None]
         if not searched:
             return [None] * len(probes)
         fingerprints = [p.fingerprint for p in searched if p.fingerprint is not None]
-        cutoff = int(time.time()) - self.retention_s if self.retention_s else None
         if self._cache is not None:
-            snapshots = [await self._sync()] * len(fingerprints)
+            snapshot, now_s = await self._sync()
+            snapshots = [snapshot] * len(fingerprints)
+            cutoff = now_s - self.retention_s if self.retention_s else None
             gathered = self._cache.read(
                 fingerprints, max_read=self.max_bucket_read, cutoff_s=cutoff
             )
         else:
-            snapshots, buckets = await self._mget(fingerprints)
+            snapshots, buckets, now_s = await self._mget(fingerprints)
+            cutoff = now_s - self.retention_s if self.retention_s else None
             per = self._addresses.per_fingerprint
             gathered = gather(
                 [buckets[i * per : (i + 1) * per] for i in range(len(fingerprints))],
@@ -161,10 +205,13 @@ class RedisIndex:
             limit=self.rule.max_candidates,
             cutoff_s=cutoff,
         )
+        cached = self._cache is not None
         reads = iter(
             [
-                BucketRead(snapshot, one, self._expired(fp, one))
-                for snapshot, fp, one in zip(snapshots, fingerprints, found, strict=True)
+                None if cached and hot else BucketRead(snapshot, one, self._expired(fp, one))
+                for snapshot, fp, one, hot in zip(
+                    snapshots, fingerprints, found, gathered.hot, strict=True
+                )
             ]
         )
         return [next(reads) if p.fingerprint is not None else None for p in probes]
@@ -174,7 +221,9 @@ class RedisIndex:
     ) -> list[Verdict]:
         """The second step of check_and_insert: the script calls that decide and insert,
         given what `read_buckets` found (whatever was inserted in between, they see)."""
-        replies = await self._run(Script.CHECK_AND_INSERT, self.script_calls.calls(probes, reads))
+        replies = await self._run(
+            Script.CHECK_AND_INSERT, partial(self.script_calls.calls, probes, reads)
+        )
         return [
             self.script_calls.verdict(p, reply)
             for p, reply in zip(probes, (r for call in replies for r in call), strict=True)
@@ -186,32 +235,48 @@ class RedisIndex:
         if self._cache is not None:
             await self._sync()
 
-    async def _sync(self) -> int:
+    async def _sync(self) -> tuple[int, int]:
         """Bring the cache up to the index's counter (what the ring holds since the cache's
-        last entry, or a reload); returns that counter."""
-        assert self._cache is not None
-        [reply] = await self._run(Script.SINCE, [scripts.since_call(self.keys, self._cache.last)])
-        if len(reply) == 2:
-            self._cache.add(reply[1], int(reply[0]))
+        last entry, or a reload); returns that counter and Redis's time (unix s)."""
+        cache = self._cache
+        assert cache is not None
+        [reply] = await self._run(
+            Script.SINCE,
+            lambda epoch: [scripts.since_call(self.keys, epoch, cache.last, cache.last_entry)],
+        )
+        if len(reply) == 3:
+            cache.add(reply[2], int(reply[0]))
         else:
+            if reply[3] == b"rolled back":
+                self._report_reset(
+                    "the index lost writes that this worker had seen (a replica promoted, or "
+                    "a restart that lost its last writes)"
+                )
             await self._reload()
-        return self._cache.last
+        return cache.last, int(reply[1])
 
     async def _reload(self) -> None:
         """Fill the cache from every bucket of one table (one MGET with the counter: one
-        snapshot)."""
+        snapshot), and note the ring's entry of that number."""
         assert self._cache is not None
         assert self._whole_table is not None
         try:
             values = await self.client.execute_command("MGET", self.keys.seq, *self._whole_table)
+            last = int(values[0] or 0)
+            at = ring_offset(last)
+            entry = await self.client.getrange(self.keys.recent, at, at + RING_CHECK - 1)
         except redis.exceptions.RedisError as exc:
             raise translate(exc) from exc
-        self._cache.reset(b"".join(filter(None, values[1:])), int(values[0] or 0))
+        assert isinstance(entry, bytes)  # (the client does not decode)
+        if last == 0 or entry[8:RING_CHECK] != last.to_bytes(4):
+            entry = b""  # (moved on already: the next look finds more, or reloads)
+        self._cache.reset(b"".join(filter(None, values[1:])), last, entry)
 
-    async def _mget(self, fingerprints: list[int]) -> tuple[list[int], list[bytes | None]]:
+    async def _mget(self, fingerprints: list[int]) -> tuple[list[int], list[bytes | None], int]:
         """Without a cache: each fingerprint's snapshot, and the values of its probed buckets
         (`per_fingerprint` each, one fingerprint after another), read with one MGET per group
-        of fingerprints; each MGET also reads the counter: the snapshot of its group."""
+        of fingerprints; each MGET also reads the counter: the snapshot of its group. Then
+        Redis's time (unix s)."""
         per = self._addresses.per_fingerprint
         group = max(1, MGET_KEYS // per)
         starts = range(0, len(fingerprints), group)
@@ -230,11 +295,13 @@ class RedisIndex:
             async with self.client.pipeline(transaction=False) as pipe:
                 for names in groups:
                     pipe.execute_command("MGET", self.keys.seq, *names)
-                replies = await pipe.execute()
+                # (TIME as a script on the namespace's key: a cluster pipeline routes it)
+                pipe.execute_command("EVAL", "return redis.call('TIME')", 1, self.keys.seq)
+                *replies, (now_s, _) = await pipe.execute()
         except redis.exceptions.RedisError as exc:
             raise translate(exc) from exc
         snapshots = [int(replies[i // group][0] or 0) for i in range(len(fingerprints))]
-        return snapshots, [value for reply in replies for value in reply[1:]]
+        return snapshots, [value for reply in replies for value in reply[1:]], int(now_s)
 
     def _expired(self, fingerprint: int, found: Nearest) -> list[str]:
         """The names of the buckets that `found` says start with expired entries."""
@@ -247,7 +314,9 @@ class RedisIndex:
         """Remove articles from every table; True for each id that was in the index."""
         if not ids:
             return []
-        [reply] = await self._run(Script.FORGET, [scripts.forget_call(self.keys, ids)])
+        [reply] = await self._run(
+            Script.FORGET, lambda epoch: [scripts.forget_call(self.keys, epoch, ids)]
+        )
         return [bool(r) for r in reply]
 
     async def expire(self, limit: int = 1000) -> int:
@@ -256,17 +325,50 @@ class RedisIndex:
         them advance one pass over the index."""
         if not self.retention_s:
             return 0
-        call = scripts.expire_call(self.keys, self.retention_s, limit)
-        [(removed, _)] = await self._run(Script.EXPIRE, [call])
+        [(removed, _)] = await self._run(
+            Script.EXPIRE,
+            lambda epoch: [scripts.expire_call(self.keys, epoch, self.retention_s, limit)],
+        )
         return int(removed)
 
-    async def _run(self, script: Script, calls: list[list[Any]]) -> list[Any]:
-        try:
-            if not self._layout_checked:
+    async def _run(self, script: Script, calls: Callable[[str], list[list[Any]]]) -> list[Any]:
+        """Run the calls that `calls` builds for the index's epoch. When the scripts find the
+        index emptied or built again since, take in the index as it is now (_recover); then
+        run the calls again, except check-and-insert's, whose reads were of the index before
+        (IndexReset: its caller reads again)."""
+        for again in (False, True):
+            if self._epoch is None:
                 await self.ensure_layout()  # the scripts read the table spec from it
-            return await scripts.run(self.client, script, calls)
-        except redis.exceptions.RedisError as exc:
-            raise translate(exc) from exc
+            assert self._epoch is not None
+            try:
+                return await scripts.run(self.client, script, calls(self._epoch))
+            except redis.exceptions.RedisError as exc:
+                error = translate(exc)
+                if not isinstance(error, IndexReset):
+                    raise error from exc
+                self._report_reset("the index was emptied or built again (its epoch changed)")
+                await self._recover()
+                if again or script is Script.CHECK_AND_INSERT:
+                    raise error from exc
+        raise AssertionError("unreachable")
+
+    async def _recover(self) -> None:
+        """Take in the index as it is now: its layout record (written again if it is gone)
+        and its buckets."""
+        self._epoch = None
+        await self.ensure_layout()
+        if self._cache is not None:
+            await self._reload()
+
+    def _report_reset(self, why: str) -> None:
+        log.warning(
+            "index %r: %s; what it lost is no longer matched, and the worker goes on with what "
+            "it holds now",
+            self.namespace,
+            why,
+        )
+        if self.on_reset is not None:
+            self.on_reset(why)
 
     async def close(self) -> None:
         await self.client.aclose()

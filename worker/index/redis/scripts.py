@@ -101,7 +101,9 @@ class CheckAndInsertCalls:
         self.layout = layout
         self.rule = rule
         shape = [(t.width, t.radius, _first_half(t)) for t in layout.tables]
-        self._shared = with_keys(
+        # The shared arguments, before and after the index's epoch (which changes when the
+        # index is emptied under the worker).
+        self._before_epoch = with_keys(
             [*keys.shared, keys.seq],
             [
                 rule.threshold,
@@ -113,16 +115,17 @@ class CheckAndInsertCalls:
                 rule.related_bins,
                 rule.max_candidates,
                 int(renew_on_match),
-                len(shape),
-                *itertools.chain.from_iterable(shape),
             ],
         )
+        self._after_epoch = [len(shape), *itertools.chain.from_iterable(shape)]
 
-    def calls(self, probes: Sequence[Probe], reads: Sequence[BucketRead | None]) -> list[list[Any]]:
-        """One call per ARTICLES_PER_CALL probes, in order."""
+    def calls(
+        self, probes: Sequence[Probe], reads: Sequence[BucketRead | None], epoch: str
+    ) -> list[list[Any]]:
+        """One call per ARTICLES_PER_CALL probes, in order, for the index of `epoch`."""
         out = []
         for start in range(0, len(probes), ARTICLES_PER_CALL):
-            call = list(self._shared)
+            call = [*self._before_epoch, epoch, *self._after_epoch]
             for probe, read in zip(
                 probes[start : start + ARTICLES_PER_CALL],
                 reads[start : start + ARTICLES_PER_CALL],
@@ -205,13 +208,13 @@ def _first_half(table: Table) -> int:
     return 4 if high > table.width - high else 0
 
 
-def since_call(keys: NamespaceKeys, last: int) -> list[Any]:
-    return with_keys([keys.seq, keys.recent], [last])
+def since_call(keys: NamespaceKeys, epoch: str, last: int, last_entry: bytes) -> list[Any]:
+    return with_keys([keys.seq, keys.recent, keys.meta], [last, epoch, last_entry])
 
 
-def forget_call(keys: NamespaceKeys, ids: Sequence[str]) -> list[Any]:
-    return with_keys(keys.shared, [keys.buckets, *(i.encode("utf-8") for i in ids)])
+def forget_call(keys: NamespaceKeys, epoch: str, ids: Sequence[str]) -> list[Any]:
+    return with_keys(keys.shared, [keys.buckets, epoch, *(i.encode("utf-8") for i in ids)])
 
 
-def expire_call(keys: NamespaceKeys, retention_s: int, limit: int) -> list[Any]:
-    return with_keys([*keys.shared, keys.sweep], [keys.buckets, retention_s, limit])
+def expire_call(keys: NamespaceKeys, epoch: str, retention_s: int, limit: int) -> list[Any]:
+    return with_keys([*keys.shared, keys.sweep], [keys.buckets, retention_s, limit, epoch])

@@ -20,7 +20,8 @@
 -- ARGV[6]   sketch bins a duplicate agrees on, at least; ARGV[7] the same for a related one
 -- ARGV[8]   the most candidates compared by their sketches (the nearest)
 -- ARGV[9]   1: an article matched by a copy is renewed (its retention starts again)
--- ARGV[10]  T, the number of tables; then per table: its width in bits, its probe radius, and
+-- ARGV[10]  the index's epoch as the caller knows it (lib.lua, changed_index)
+-- ARGV[11]  T, the number of tables; then per table: its width in bits, its probe radius, and
 --           which half of a candidate to compare first (0: bytes 1-4; 4: bytes 5-8): the half
 --           its key covers least, which rejects most candidates soonest
 -- Then per article, one after another:
@@ -43,9 +44,10 @@
 -- counter and the buckets agree), which takes that work off Redis's one thread; what was
 -- inserted since has a higher sequence number and sits in the recent ring, and is added here
 -- (search_since; earlier articles of the group included). Every candidate is checked to
--- still be indexed, and compared by its sketch. If the ring has wrapped since, or a full list
--- from the caller held an entry no longer indexed (one beyond it might then count), the
--- buckets are searched here after all (search_buckets).
+-- still be indexed, and compared by its sketch. If the ring has wrapped since, the counter is
+-- below the snapshot (the index lost writes), or a full list from the caller held an entry no
+-- longer indexed or expired since (one beyond it might then count), the buckets are searched
+-- here after all (search_buckets).
 --
 -- An id decided before with the same content gets its verdict again (replayed); with other
 -- content, the old article is removed first and the new text decided afresh (replaced).
@@ -58,6 +60,8 @@ local k, r, max_read = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local prefix, retention = ARGV[4], tonumber(ARGV[5])
 local duplicate_bins, related_bins = tonumber(ARGV[6]), tonumber(ARGV[7])
 local max_candidates, renewing = tonumber(ARGV[8]), ARGV[9] == '1'
+local changed = changed_index(KEYS[4], ARGV[10])
+if changed then return changed end
 local MGET_CHUNK = 1000
 local bxor, byte = bit.bxor, string.byte
 
@@ -75,7 +79,7 @@ local BITS_SET = {[0] = 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 1, 2, 2,
 
 -- The tables: width, radius, which half first, and the prefix of their bucket keys.
 local tables = {}
-for i = 11, 10 + 3 * tonumber(ARGV[10]), 3 do
+for i = 12, 11 + 3 * tonumber(ARGV[11]), 3 do
   local width = tonumber(ARGV[i])
   tables[#tables + 1] = {width = width, radius = tonumber(ARGV[i + 1]),
                          hex = math.ceil(width / 4), half = tonumber(ARGV[i + 2]),
@@ -136,9 +140,15 @@ local function agreeing(a, b)
 end
 
 -- The entry at blob[at], a candidate if within r and not expired (each sequence number once).
+-- The caller judged expiry a moment earlier: an entry of its list that has expired since is
+-- noted (list.dropped), as one beyond its list might then count.
 local function add_candidate(art, list, blob, at, from_caller)
   local seq, seen_s = struct.unpack('>I4I4', blob, at + ENTRY_SEQ)
-  if list.seqs[seq] or (cutoff and seen_s < cutoff) then return end
+  if list.seqs[seq] then return end
+  if cutoff and seen_s < cutoff then
+    if from_caller then list.dropped = true end
+    return
+  end
   local d = distance(art.f, blob, at)
   if d > r then return end
   list.seqs[seq] = true
@@ -229,25 +239,28 @@ local function search_since(art, since)
     if blob then cut_expired(ARGV[i], blob, cutoff) end
   end
   local last = tonumber(redis.call('GET', KEYS[6]) or '0')
-  if last - since > RECENT_SLOTS then return false end
+  -- (a counter below the snapshot: the index lost writes since the read)
+  if last < since or last - since > RECENT_SLOTS then return false end
   local ring = recent_since(KEYS[5], since, last)
   local f1, f2, f3, f4 = art.f[1], art.f[2], art.f[3], art.f[4]  -- (locals: the loop is hot)
   local seen = 0
   for at = 1, #ring, ENTRY do
-    -- (a removed article's slot is zeroed)
-    if struct.unpack('>I4', ring, at + ENTRY_SEQ) > since then
+    -- (a removed article's slot has its seen time zeroed)
+    if entry_seen_s(ring, at) ~= 0 then
       seen = seen + 1
-      -- The high half first: most entries are too far there already.
+      -- The high half first: most entries are too far there already. Whether the article's
+      -- probes reach an entry is asked last: the first time, it builds every probed key.
       local a, b, c, e = byte(ring, at, at + 3)
       if BITS_SET[bxor(a, f1)] + BITS_SET[bxor(b, f2)] + BITS_SET[bxor(c, f3)]
-          + BITS_SET[bxor(e, f4)] <= r and reachable(art, string.sub(ring, at, at + 7)) then
+          + BITS_SET[bxor(e, f4)] <= r and distance(art.f, ring, at) <= r
+          and reachable(art, string.sub(ring, at, at + 7)) then
         add_candidate(art, list, ring, at, false)
       end
     end
   end
   art.candidates = art.candidates + seen
   local best, stale = judge(art, list)
-  if stale and full then return false end
+  if (stale or list.dropped) and full then return false end
   return best
 end
 
@@ -395,7 +408,7 @@ local function decide(a)
   return reply_from(record, 0, art.candidates, art.hot, replaced), next_article
 end
 
-local replies, a = {}, 11 + 3 * #tables
+local replies, a = {}, 12 + 3 * #tables
 while a <= #ARGV do
   replies[#replies + 1], a = decide(a)
 end

@@ -3,8 +3,11 @@
 --
 -- KEYS[1..5] docs, exact, ids, meta, recent (as in check_and_insert.lua)
 -- KEYS[6]    the sweep's cursor into docs, shared by every worker
--- ARGV[1]    bucket key prefix; ARGV[2] retention in seconds; ARGV[3] records to look at
+-- ARGV[1]    bucket key prefix; ARGV[2] retention in seconds; ARGV[3] records to look at;
+--            ARGV[4] the index's epoch (lib.lua)
 -- Reply: {records removed, the cursor after this step ("0": a full pass ended)}
+local changed = changed_index(KEYS[4], ARGV[4])
+if changed then return changed end
 local now = redis.call('TIME')
 local cutoff = tonumber(now[1]) - tonumber(ARGV[2])
 local page = redis.call('HSCAN', KEYS[1], redis.call('GET', KEYS[6]) or '0',

@@ -7,7 +7,10 @@
 -- entry's first byte.
 local ENTRY = 16  -- a bucket entry: fingerprint (8) | seq (4) | indexed (or renewed), unix s (4)
 local ENTRY_SEQ, ENTRY_SEEN = 8, 12
-local RECENT_SLOTS = 65536  -- the ring of recent inserts: seq s in slot (s - 1) % RECENT_SLOTS
+-- The ring of recent inserts: seq s in slot (s - 1) % RECENT_SLOTS; a removed article's entry
+-- keeps its number there, with its fingerprint and seen time zeroed.
+local RECENT_SLOTS = 65536
+local RING_CHECK = 12  -- what identifies a ring slot's entry: its fingerprint and number
 local SKETCH = 64  -- bytes of a set sketch: 64 bins of 8 bits
 local REC = {content = 1, fingerprint = 17, kind = 25, flags = 26, distance = 27,
              agreeing = 28, match = 29, seen_ms = 37, seq = 45, alive_s = 49, sketch = 53,
@@ -57,6 +60,17 @@ local function reply_from(record, replayed, candidates, hot, replaced)
   local duplicate_of, original = rec_ids(record)
   return {KINDS[kind], dist, duplicate_of, match_fp, rec_seen_ms(record), replayed, candidates,
           hot, replaced, agreeing, original}
+end
+
+-- Nil when the index is the one the caller read (`epoch`, from its meta record), else the
+-- error the caller recovers from: the index was emptied (a flush, a restart without its data,
+-- a failover to an empty replica) or built again since, and nothing the caller holds about it
+-- is true any more. Every script checks it before it reads or writes anything.
+local function changed_index(meta, epoch)
+  if redis.call('HGET', meta, 'epoch') ~= epoch then
+    return redis.error_reply('DEDUP_RESET the index was emptied or built again since the '
+      .. 'worker read it')
+  end
 end
 
 local function entry_seq(blob, at) return string.sub(blob, at + ENTRY_SEQ, at + ENTRY_SEQ + 3) end
@@ -137,7 +151,9 @@ local function unindex(K, prefix, record, cutoff_s)
   if seq == ZERO4 then return end
   local offset = recent_offset(struct.unpack('>I4', seq))
   if redis.call('GETRANGE', recent, offset + ENTRY_SEQ, offset + ENTRY_SEQ + 3) == seq then
-    redis.call('SETRANGE', recent, offset, string.rep('\0', ENTRY))
+    -- Its number stays, so that a caller can still tell whose slot it is (since.lua); its
+    -- fingerprint and seen time are zeroed, which marks it removed.
+    redis.call('SETRANGE', recent, offset, ZERO8 .. seq .. ZERO4)
   end
   local spec = redis.call('HGET', meta, 'tables')
   for _, bucket in ipairs(bucket_keys_of(spec, rec_fingerprint(record), prefix)) do
