@@ -7,12 +7,13 @@ from click.testing import CliRunner
 
 from tests.support.factories import probe
 from tests.support.schemas import validate
+from tests.support.tenant import Tenant, collect_until
 from tests.support.texts import PRODUCT_PAGE, PROMOTION, RECIPE
 from worker import wiring
 from worker.cli import main
 from worker.cli.stream import alert_line
 from worker.model import Kind, Verdict
-from worker.settings import ENV, Settings
+from worker.settings import ENV
 
 
 def test_scan_prints_one_verdict_per_line(tmp_path: Path) -> None:
@@ -144,9 +145,17 @@ def test_plan_with_a_bad_layout_setting_is_a_clean_error() -> None:
     assert "Traceback" not in result.output
 
 
-def test_forget_removes_ids_from_the_shared_index(redis_url: str) -> None:
-    namespace = f"cli-{uuid.uuid4().hex[:8]}"
-    settings = Settings(redis_url=redis_url, namespace=namespace)
+def test_forget_sends_deletes_for_the_workers_to_apply_in_stream_order(tenant: Tenant) -> None:
+    result = CliRunner().invoke(main, ["forget", "a", "b"], env=tenant.env())
+    assert result.exit_code == 0, result.output
+    topic = {"input": tenant.settings.input_topic}
+    out = collect_until(tenant.kafka, topic, lambda out: len(out.get("input", [])) >= 2, quiet=0)
+    sent = sorted(out["input"], key=lambda m: m["id"])  # (keyed by id: maybe two partitions)
+    assert sent == [{"id": "a", "op": "delete"}, {"id": "b", "op": "delete"}]
+
+
+def test_forget_now_removes_ids_and_writes_their_tombstones(tenant: Tenant) -> None:
+    settings = tenant.settings
 
     async def check(article_id: str) -> Verdict:
         index = wiring.redis_index(settings)
@@ -155,11 +164,17 @@ def test_forget_removes_ids_from_the_shared_index(redis_url: str) -> None:
         return v
 
     asyncio.run(check("a"))
-    env = {ENV["redis_url"]: redis_url, ENV["namespace"]: namespace}
-    result = CliRunner().invoke(main, ["forget", "a", "zzz"], env=env)
+    result = CliRunner().invoke(main, ["forget", "--now", "a", "zzz"], env=tenant.env())
     assert result.exit_code == 0, result.output
     assert result.output.splitlines() == ["forgot: a", "not indexed: zzz"]
     assert asyncio.run(check("b")).kind is Kind.UNIQUE  # same content, but "a" is gone
+    out = collect_until(
+        tenant.kafka,
+        {"unique": settings.unique_topic},
+        lambda out: len(out.get("unique_tombstones", [])) >= 2,
+        quiet=0,
+    )
+    assert sorted(out["unique_tombstones"]) == ["a", "zzz"]
 
 
 def test_backfill_indexes_history_for_the_stream(redis_url: str, tmp_path: Path) -> None:

@@ -25,8 +25,12 @@ def covers(ids: set[str]) -> Any:
     return lambda out: ids <= verdicts_by_id(out).keys()
 
 
-def assert_guarantees(out: Outputs, articles: list[dict[str, Any]]) -> int:
-    """Checks the guarantees; returns how many verdicts were repeats (redeliveries)."""
+def assert_guarantees(
+    out: Outputs, articles: list[dict[str, Any]], reset_at: str | None = None
+) -> int:
+    """Checks the guarantees; returns how many verdicts were repeats (redeliveries). With
+    `reset_at` (an ISO time: the index was emptied then), a text may have been unique once
+    before it and once after: what the index lost, it no longer matches."""
     seen = verdicts_by_id(out)
     missing = {a["id"] for a in articles} - seen.keys()
     assert not missing, f"{len(missing)} articles have no verdict, e.g. {sorted(missing)[:5]}"
@@ -43,7 +47,13 @@ def assert_guarantees(out: Outputs, articles: list[dict[str, Any]]) -> int:
         by_text[a["text"]].append(a["id"])
     for ids in by_text.values():
         both = unique.intersection(ids)
-        assert len(both) <= 1, f"copies of one text are all unique: {sorted(both)}"
+        if reset_at is None:
+            assert len(both) <= 1, f"copies of one text are all unique: {sorted(both)}"
+        else:
+            after = {i for i in both if first[i]["seen_at"] >= reset_at}
+            message = f"copies of one text are unique on one side of the reset: {sorted(both)}"
+            assert len(after) <= 1, message
+            assert len(both - after) <= 1, message
     for i, v in first.items():
         if "duplicate_of" in v:
             assert v["duplicate_of"] in first, f"{i} points at an article with no verdict"

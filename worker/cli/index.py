@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import TYPE_CHECKING
 
 import click
 
 from worker import wiring
 from worker.cli.common import clean_errors, settings_from_env
+from worker.settings import Settings
 
 if TYPE_CHECKING:
     from worker.index.redis.status import Status
@@ -16,23 +18,52 @@ if TYPE_CHECKING:
 
 @click.command()
 @click.argument("ids", nargs=-1, required=True)
-def forget(ids: tuple[str, ...]) -> None:
-    """Remove articles from the shared index by id: they no longer match, and their ids may
-    be used again. (A tombstone {"id": ..., "op": "delete"} on the input topic does the same
-    in stream order.)"""
+@click.option(
+    "--now",
+    is_flag=True,
+    help="Remove them from the index at once and write their tombstones, out of stream order.",
+)
+def forget(ids: tuple[str, ...], now: bool) -> None:
+    """Delete articles by id: a delete {"id": ..., "op": "delete"} for each goes to the input
+    topic, keyed by the id, and the workers apply it in stream order (the article leaves the
+    index; a Kafka tombstone goes to the unique topic). With --now, this command does both
+    itself, at once: a newer version of an id still waiting in the input topic then brings it
+    back."""
     settings = settings_from_env()
-    index = wiring.redis_index(settings)
-
-    async def run() -> list[bool]:
-        try:
-            return await index.forget(list(ids))
-        finally:
-            await index.close()
-
     with clean_errors():
-        held = asyncio.run(run())
+        if not now:
+            asyncio.run(_send(settings, settings.input_topic, [(i, _delete(i)) for i in ids]))
+            click.echo(f"sent {len(ids)} deletes to {settings.input_topic}", err=True)
+            return
+        held = asyncio.run(_forget_now(settings, list(ids)))
     for article_id, was in zip(ids, held, strict=True):
         click.echo(f"{'forgot' if was else 'not indexed'}: {article_id}")
+
+
+def _delete(article_id: str) -> bytes:
+    return json.dumps({"id": article_id, "op": "delete"}).encode("utf-8")
+
+
+async def _forget_now(settings: Settings, ids: list[str]) -> list[bool]:
+    """Out of the index, then a tombstone for each id on the unique topic, as the worker
+    writes for a delete."""
+    index = wiring.redis_index(settings)
+    try:
+        held = await index.forget(ids)
+    finally:
+        await index.close()
+    await _send(settings, settings.unique_topic, [(i, None) for i in ids])
+    return held
+
+
+async def _send(settings: Settings, topic: str, messages: list[tuple[str, bytes | None]]) -> None:
+    """Each (id, value) to `topic`, keyed by the id; returns once Kafka has them all."""
+    from worker.stream.kafka import ensure_topics, producer
+
+    await ensure_topics(settings)
+    async with producer(settings) as client:
+        pending = [await client.send(topic, v, key=k.encode("utf-8")) for k, v in messages]
+        await asyncio.gather(*pending)
 
 
 @click.command()
