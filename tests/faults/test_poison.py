@@ -1,12 +1,16 @@
-"""An index that refuses every batch (here a counter that is no longer a number, so that the
-scripts fail on every call) stops the worker loudly after a few tries, and the batch it could
-not decide is not skipped: a worker started once the index is repaired gives it its verdicts."""
+"""A batch that cannot be decided (an index that refuses every call: here a counter that is no
+longer a number, so that the scripts fail) or published (a broker that refuses the alerts)
+stops the worker loudly, and is not skipped: a worker started once the fault is repaired gives
+it its verdicts."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 import redis
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from tests.support.checks import assert_guarantees, covers
 from tests.support.corpus import make_articles
@@ -35,6 +39,46 @@ def test_a_refusing_index_stops_the_worker_and_loses_nothing(
     assert "the worker stops" in worker.log()
 
     client.set(counter, kept or b"0")
+    replacement = start_worker(tenant)
+    replacement.wait_ready()
+    out = collect_until(
+        tenant.kafka, tenant.outputs, covers({a["id"] for a in articles}), timeout=90, quiet=3
+    )
+    assert_guarantees(out, articles)
+
+
+def _set_topic_max_bytes(kafka: str, topic: str, max_bytes: int) -> None:
+    async def run() -> None:
+        admin = AIOKafkaAdminClient(bootstrap_servers=kafka)
+        await admin.start()
+        try:
+            config = {"max.message.bytes": str(max_bytes)}
+            await admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic, config)])
+        finally:
+            await admin.close()
+
+    asyncio.run(run())
+
+
+def test_a_refused_send_stops_the_worker_and_loses_nothing(
+    tenant: Tenant, start_worker: Callable[[Tenant], WorkerProcess]
+) -> None:
+    # The broker refuses every alert (each is larger than the topic now allows) mid-stream:
+    # the batch's verdicts cannot all be sent, so its offsets must not be committed.
+    articles = make_articles(60, seed=10)  # 10% exact copies, 5% one-word edits: alerts
+    first, later = articles[:20], articles[20:]
+    worker = start_worker(tenant)
+    worker.wait_ready()
+    produce(tenant.kafka, tenant.settings.input_topic, keyed(first))
+    collect_until(tenant.kafka, tenant.outputs, covers({a["id"] for a in first}), timeout=60)
+
+    alerts = tenant.settings.duplicates_topic
+    _set_topic_max_bytes(tenant.kafka, alerts, 100)
+    produce(tenant.kafka, tenant.settings.input_topic, keyed(later))
+    assert worker.proc.wait(90) == EXIT_STOPPED
+    assert "the worker stops" in worker.log()
+
+    _set_topic_max_bytes(tenant.kafka, alerts, tenant.settings.output_max_bytes)
     replacement = start_worker(tenant)
     replacement.wait_ready()
     out = collect_until(

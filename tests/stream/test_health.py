@@ -27,7 +27,13 @@ async def test_health_endpoints() -> None:
                 assert r.status == 200
             async with http.get(f"{base}/readyz") as r:
                 assert r.status == 200
-                assert (await r.json())["checks"] == {"redis": "ok", "kafka": "ok"}
+                body = await r.json()
+                assert body["checks"] == {"redis": "ok", "kafka": "ok"}
+                assert "last_index_reset" not in body
+            metrics.index_reset("the index was emptied")
+            async with http.get(f"{base}/readyz") as r:
+                assert r.status == 200  # still ready: the worker goes on with the index
+                assert (await r.json())["last_index_reset"]["why"] == "the index was emptied"
             healthy["ok"] = False
             async with http.get(f"{base}/readyz") as r:
                 assert r.status == 503
@@ -36,6 +42,8 @@ async def test_health_endpoints() -> None:
                 assert body["checks"]["kafka"] == "ok"
             async with http.get(f"{base}/metrics") as r:
                 assert r.status == 200
-                assert "dedup_index_retries_total 1.0" in await r.text()
+                text = await r.text()
+                assert "dedup_index_retries_total 1.0" in text
+                assert "dedup_index_resets_total 1.0" in text
     finally:
         await server.stop()

@@ -112,3 +112,23 @@ async def test_abandon_cancels_the_send_in_flight_and_acks_nothing() -> None:
     box.abandon()
     await asyncio.wait_for(cancelled.wait(), 1)
     assert stream.acked == []
+
+
+async def test_a_failed_send_is_reported_at_once_without_another_batch() -> None:
+    stream = FakeStream()
+    failures: list[BaseException] = []
+    box = Outbox(cast(faust.StreamT[Any], stream), on_failure=failures.append)
+
+    async def fails() -> None:
+        raise RuntimeError("produce failed")
+
+    async def fine() -> None:
+        return None
+
+    await box.put(["a"], fine)
+    await box.put(["b"], fails)
+    await asyncio.sleep(0.01)  # no put, no flush: the last batch of a quiet stream
+    assert [str(f) for f in failures] == ["produce failed"]
+    assert stream.acked == ["a"]
+    box.abandon()  # (an abandoned send is not a failure)
+    assert len(failures) == 1

@@ -138,6 +138,7 @@ class PrivateServices:
     in a temporary state dir on free ports, for tests that stop, restart or reconfigure them."""
 
     def __init__(self, state: Path, **extra: str) -> None:
+        self.state = state  # the services' data, logs and pids
         self.env = {
             **os.environ,
             **extra,

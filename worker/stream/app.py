@@ -63,7 +63,7 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> faust.App:
         fingerprints = wiring.fingerprinter(settings)
         index = _index(settings, metrics, fingerprints)
         pipeline = wiring.pipeline(settings, index, fingerprints)
-        outbox = Outbox(stream)
+        outbox = Outbox(stream, on_failure=stop_worker)
         try:
             async for events in batches(stream, settings):
                 with metrics.batch_seconds.time():
@@ -115,10 +115,7 @@ def run_worker(
 def _index(
     settings: Settings, metrics: Metrics, fingerprints: Fingerprinter | None = None
 ) -> TimedIndex:
-    def reset(why: str) -> None:
-        metrics.index_resets.inc()
-
-    return TimedIndex(wiring.redis_index(settings, fingerprints, reset), metrics)
+    return TimedIndex(wiring.redis_index(settings, fingerprints, metrics.index_reset), metrics)
 
 
 def base_app(settings: Settings) -> faust.App:

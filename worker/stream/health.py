@@ -12,6 +12,7 @@ from prometheus_client import generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from worker import wiring
+from worker.pipeline.outputs import iso_time
 from worker.settings import Settings
 from worker.stream.kafka import client_options
 from worker.stream.metrics import Metrics
@@ -53,9 +54,11 @@ class HealthServer:
         results = await asyncio.gather(*(self._run(check) for check in self.checks.values()))
         report = dict(zip(self.checks, results, strict=True))
         ok = all(result == "ok" for result in results)
-        return web.json_response(
-            {"status": "ok" if ok else "unavailable", "checks": report}, status=200 if ok else 503
-        )
+        body: dict[str, object] = {"status": "ok" if ok else "unavailable", "checks": report}
+        if self.metrics.last_index_reset is not None:  # ready, but an operator should know
+            at, why = self.metrics.last_index_reset
+            body["last_index_reset"] = {"at": iso_time(int(at * 1000)), "why": why}
+        return web.json_response(body, status=200 if ok else 503)
 
     @staticmethod
     async def _run(check: Check) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import time
 from collections.abc import Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -75,9 +76,16 @@ class Metrics:
             "restart without its data, a failover): articles indexed before may be unmatched",
             registry=r,
         )
+        # When the index was last found emptied or rolled back, and why (readiness says so).
+        self.last_index_reset: tuple[float, str] | None = None
         self.index_retries = Counter(
             "dedup_index_retries", "Batches retried because the index failed", registry=r
         )
+
+    def index_reset(self, why: str) -> None:
+        """The index was found emptied or rolled back under the worker."""
+        self.index_resets.inc()
+        self.last_index_reset = (time.time(), why)
 
     def record(self, decisions: Sequence[Decision]) -> None:
         # Tallied per batch, then added: a labelled increment costs more than a tally.

@@ -16,15 +16,28 @@ Send = Callable[[], Awaitable[None]]  # sends a batch's output, returns once Kaf
 
 class Outbox:
     """At most one batch in flight: `put` waits for the previous batch (so its errors surface
-    here, in the agent), then starts sending this one and returns."""
+    here, in the agent), then starts sending this one and returns. A batch that fails to go
+    out is also reported to `on_failure` as soon as it fails, as no next batch may come to
+    surface it."""
 
-    def __init__(self, stream: faust.StreamT[Any]) -> None:
+    def __init__(
+        self,
+        stream: faust.StreamT[Any],
+        on_failure: Callable[[BaseException], None] | None = None,
+    ) -> None:
         self._stream = stream
+        self._on_failure = on_failure
         self._in_flight: asyncio.Future[None] | None = None
 
     async def put(self, events: Sequence[Any], send: Send) -> None:
         await self.flush()
         self._in_flight = asyncio.ensure_future(self._send_then_ack(events, send))
+        self._in_flight.add_done_callback(self._report)
+
+    def _report(self, done: asyncio.Future[None]) -> None:
+        failure = None if done.cancelled() else done.exception()
+        if failure is not None and self._on_failure is not None:
+            self._on_failure(failure)
 
     async def flush(self) -> None:
         """Wait until the batch in flight is out and acked."""
