@@ -19,6 +19,9 @@ MIN_WORDS = 10.0  # shorter texts get exact matching only (a character unit coun
 LAYOUT = "auto"  # the planner's choice of index tables (worker.layout.planner)
 EXPECTED_DOCS = 1_000_000  # the index size the automatic layout is planned for
 RECALL = 1.0  # below 1, the planner may choose sampled (inexact) tables
+# How long the record of an article deleted or replaced stays, for a redelivery of the message
+# that decided it (longer than any range of uncommitted offsets).
+REDELIVERY_WINDOW_S = 86_400
 MAX_BUCKET_READ = 1000  # newest entries read per bucket; a bucket over it is "hot"
 IDF_CAP = 5.0  # the largest IDF weight: rarer units all weigh this much
 DETECT_FORMAT = True  # a text without a format is read as what it looks like (HTML, e-mail)

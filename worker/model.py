@@ -62,6 +62,10 @@ class Probe:
     content_hash: bytes
     fingerprint: int | None  # the search fingerprint; None for a text too short for one
     sketch: bytes | None = None  # the set sketch of its shingles (with a fingerprint)
+    # The message's (partition, offset) in the input topic; None outside a stream. The index
+    # keeps it with the verdict, so that a redelivery of the message is known for one even
+    # after a later message deleted or replaced the article.
+    position: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         if self.fingerprint is not None and not self.sketch:

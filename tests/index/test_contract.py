@@ -116,6 +116,48 @@ async def test_same_id_with_new_text_replaces_the_article(make_index: MakeIndex)
     assert (await one(index, probe("e", moved, content="e"))).duplicate_of == "a"
 
 
+async def test_a_redelivery_after_a_delete_gets_its_first_verdict(make_index: MakeIndex) -> None:
+    # X at offset 10 of partition 0, deleted at offset 11; a copy Y arrives on partition 1;
+    # then offsets 10-11 are read again (a worker died before committing them).
+    index = make_index()
+    first = await one(index, probe("X", BASE, content="the story", position=(0, 10)))
+    await index.forget(["X"])
+    y = await one(index, probe("Y", BASE ^ 0b101, content="reposted", position=(1, 5)))
+    assert y.kind is Kind.UNIQUE  # X was gone
+    again = await one(index, probe("X", BASE, content="the story", position=(0, 10)))
+    assert (again.kind, again.duplicate_of, again.replayed) == (Kind.UNIQUE, None, True)
+    assert again.seen_at_ms == first.seen_at_ms
+    assert await index.forget(["X"]) == [False]  # the delete, read again: X stays gone
+    assert (await one(index, probe("Z", BASE ^ 1, content="z"))).duplicate_of == "Y"
+
+
+async def test_a_redelivery_after_an_update_gets_its_first_verdict(make_index: MakeIndex) -> None:
+    index = make_index()
+    moved = ~BASE & (2**64 - 1)
+    first = await one(index, probe("X", BASE, content="v1", position=(0, 10)))
+    second = await one(index, probe("X", moved, content="v2", position=(0, 12)))
+    assert second.replaced
+    again = await one(index, probe("X", BASE, content="v1", position=(0, 10)))
+    assert (again.kind, again.replayed, again.seen_at_ms) == (
+        first.kind,
+        True,
+        first.seen_at_ms,
+    )
+    assert (await one(index, probe("X", moved, content="v2", position=(0, 12)))).replayed
+    assert (await one(index, probe("c", moved ^ 1, content="c"))).duplicate_of == "X"  # still v2
+
+
+async def test_old_text_sent_again_later_is_decided_again(make_index: MakeIndex) -> None:
+    # Not a redelivery: the same text as an earlier version, from a later message.
+    index = make_index()
+    moved = ~BASE & (2**64 - 1)
+    await one(index, probe("X", BASE, content="v1", position=(0, 10)))
+    await one(index, probe("X", moved, content="v2", position=(0, 12)))
+    back = await one(index, probe("X", BASE, content="v1", position=(0, 20)))
+    assert (back.replayed, back.replaced) == (False, True)
+    assert (await one(index, probe("c", BASE ^ 1, content="c"))).duplicate_of == "X"
+
+
 async def test_an_article_sent_again_is_never_its_own_original(make_index: MakeIndex) -> None:
     """a's new text repeats b, which repeated a's old text: a is b's copy, its cluster
     starts at b."""

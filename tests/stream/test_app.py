@@ -1,11 +1,14 @@
 import asyncio
 import gc
+import tempfile
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 import pytest
 
 from worker.errors import IndexStoreError, IndexUnavailable, LayoutMismatch
 from worker.model import Decision
+from worker.settings import Settings
 from worker.stream import app
 from worker.stream.app import freeze_gc_once
 from worker.stream.metrics import Metrics
@@ -38,7 +41,7 @@ class FailingPipeline:
         self.errors = list(errors)
         self.runs = 0
 
-    async def run(self, values: Sequence[bytes | None]) -> list[Decision]:
+    async def run(self, values: Sequence[bytes | None], positions: object = None) -> list[Decision]:
         self.runs += 1
         if self.errors:
             raise self.errors.pop(0)
@@ -55,7 +58,7 @@ def no_wait(monkeypatch: pytest.MonkeyPatch) -> None:
 
 async def test_an_unreachable_index_is_waited_for_as_long_as_it_takes(no_wait: None) -> None:
     pipeline = FailingPipeline(*[IndexUnavailable("down")] * 50)
-    assert await app._run_with_retry(pipeline, [b"x"], Metrics()) == []
+    assert await app._run_with_retry(pipeline, [b"x"], None, Metrics()) == []
     assert pipeline.runs == 51
 
 
@@ -64,12 +67,19 @@ async def test_an_index_that_refuses_the_batch_is_tried_a_few_times_then_raises(
 ) -> None:
     pipeline = FailingPipeline(*[IndexStoreError("script error")] * 50)
     with pytest.raises(IndexStoreError, match="script error"):
-        await app._run_with_retry(pipeline, [b"x"], Metrics())
+        await app._run_with_retry(pipeline, [b"x"], None, Metrics())
     assert pipeline.runs == app.REFUSED_TRIES
 
 
 async def test_another_layout_is_not_retried(no_wait: None) -> None:
     pipeline = FailingPipeline(LayoutMismatch("other layout"))
     with pytest.raises(LayoutMismatch):
-        await app._run_with_retry(pipeline, [b"x"], Metrics())
+        await app._run_with_retry(pipeline, [b"x"], None, Metrics())
     assert pipeline.runs == 1
+
+
+def test_the_data_folder_is_not_in_the_working_directory() -> None:
+    # An image runs the worker as a user who may not write its working directory.
+    datadir = Path(app.base_app(Settings(app_id="where")).conf.datadir)
+    assert datadir.is_relative_to(tempfile.gettempdir())
+    assert not datadir.is_relative_to(Path.cwd())

@@ -24,10 +24,16 @@ def sketch_agreeing(bins: int) -> bytes:
     return bytes([1] * (SKETCH_BYTES - bins) + [0] * bins)
 
 
-def probe(id: str, fp: int | None, content: str | None = None, sketch: bytes = SAME) -> Probe:
+def probe(
+    id: str,
+    fp: int | None,
+    content: str | None = None,
+    sketch: bytes = SAME,
+    position: tuple[int, int] | None = None,
+) -> Probe:
     """A probe whose content hash comes from `content` (default: unique to the id)."""
     digest = xxhash.xxh3_128_digest((content if content is not None else f"text of {id}").encode())
-    return Probe(id, digest, fp, sketch if fp is not None else None)
+    return Probe(id, digest, fp, sketch if fp is not None else None, position)
 
 
 def flip(fp: int, bits: list[int]) -> int:

@@ -23,6 +23,7 @@ class _Record:
     entry: Entry | None  # its place in the buckets, if indexed there
     original: str  # the first article of its cluster
     alive_ms: int  # when it last started its retention (first seen, or renewed)
+    position: tuple[int, int] | None = None  # of the message that decided it
 
 
 class MemoryIndex:
@@ -35,6 +36,7 @@ class MemoryIndex:
         max_bucket_read: int = defaults.MAX_BUCKET_READ,
         retention_s: int = 0,
         renew_on_match: bool = defaults.RENEW_ON_MATCH,
+        redelivery_window_s: int = defaults.REDELIVERY_WINDOW_S,
         clock_ms: Callable[[], int] | None = None,
     ) -> None:
         """Arguments as for RedisIndex; `clock_ms` (default: the system's) stamps decisions."""
@@ -44,17 +46,20 @@ class MemoryIndex:
         self.max_bucket_read = max_bucket_read
         self.retention_s = retention_s
         self.renew_on_match = renew_on_match
+        self.redelivery_window_s = redelivery_window_s
         self._clock_ms = clock_ms or (lambda: int(time.time() * 1000))
         self._buckets: defaultdict[tuple[int, int], list[Entry]] = defaultdict(list)
         self._exact: dict[bytes, str] = {}
         self._records: dict[str, _Record] = {}
+        # Records of articles deleted or replaced, with when they are let go (ms).
+        self._gone: dict[str, tuple[_Record, int]] = {}
         self._seq = 0
 
     async def check_and_insert(self, probes: Sequence[Probe]) -> list[Verdict]:
         return [self.check_and_insert_one(p) for p in probes]
 
     async def forget(self, ids: Sequence[str]) -> list[bool]:
-        return [self._remove(i) for i in ids]
+        return [self._remove(i, keep=True) for i in ids]
 
     async def expire(self, limit: int = 1000) -> int:
         cutoff = self._cutoff_s(self._clock_ms())
@@ -71,11 +76,13 @@ class MemoryIndex:
 
     def check_and_insert_one(self, probe: Probe) -> Verdict:
         known = self._records.get(probe.id)
-        if known is not None and known.content_hash == probe.content_hash:
+        if known is None or known.content_hash != probe.content_hash:
+            known = self._kept(probe)
+        if known is not None:
             return replace(
                 known.verdict, replayed=True, candidates=0, hot_buckets=0, replaced=False
             )
-        replaced = self._remove(probe.id)
+        replaced = self._remove(probe.id, keep=True)
         now = self._clock_ms()
         verdict, original = self._judge(probe, now)
         verdict = replace(verdict, replaced=replaced)
@@ -84,7 +91,9 @@ class MemoryIndex:
             self._exact.setdefault(probe.content_hash, probe.id)
             if probe.fingerprint is not None:
                 entry = self._insert(probe.id, probe.fingerprint, now, probe.sketch or b"")
-        self._records[probe.id] = _Record(probe.content_hash, verdict, entry, original, now)
+        self._records[probe.id] = _Record(
+            probe.content_hash, verdict, entry, original, now, probe.position
+        )
         if self.renew_on_match and verdict.is_duplicate and verdict.duplicate_of:
             self._renew(verdict.duplicate_of, now)
         return verdict
@@ -114,10 +123,24 @@ class MemoryIndex:
                 article_id, record.entry.fingerprint, now, record.entry.sketch
             )
 
-    def _remove(self, article_id: str) -> bool:
+    def _kept(self, probe: Probe) -> _Record | None:
+        """The record kept of the article that the message `probe` comes from decided, if a
+        later message deleted or replaced it: this is a redelivery of that message."""
+        kept = self._gone.get(probe.id) if probe.position is not None else None
+        if kept is None or kept[1] <= self._clock_ms():
+            return None
+        record = kept[0]
+        same = record.position == probe.position and record.content_hash == probe.content_hash
+        return record if same else None
+
+    def _remove(self, article_id: str, keep: bool = False) -> bool:
+        """Remove an article; with `keep` (a deletion or a replacement, not expiry), keep its
+        record for a redelivery of the message that decided it."""
         record = self._records.pop(article_id, None)
         if record is None:
             return False
+        if keep and record.position is not None and self.redelivery_window_s > 0:
+            self._gone[article_id] = (record, self._clock_ms() + self.redelivery_window_s * 1000)
         if record.entry is not None:
             self._unbucket(record.entry)
         if self._exact.get(record.content_hash) == article_id:

@@ -23,8 +23,13 @@ class Pipeline:
         self.index = index
         self.max_message_bytes = max_message_bytes
 
-    async def run(self, values: Sequence[bytes | None]) -> list[Decision]:
-        """One decision per value, in order. Raises only when the index cannot answer."""
+    async def run(
+        self,
+        values: Sequence[bytes | None],
+        positions: Sequence[tuple[int, int]] | None = None,
+    ) -> list[Decision]:
+        """One decision per value, in order; `positions`: each value's (partition, offset) in
+        the input topic (Probe.position). Raises only when the index cannot answer."""
         decoded = [decode_article(v, self.max_message_bytes) for v in values]
         decisions: list[Decision | None] = [
             d if isinstance(d, Rejection) else None for d in decoded
@@ -32,7 +37,8 @@ class Pipeline:
         work = [(i, d) for i, d in enumerate(decoded) if not isinstance(d, Rejection)]
         for _, run in itertools.groupby(work, lambda w: type(w[1])):
             items = list(run)
-            await self._check([(i, a) for i, a in items if isinstance(a, Article)], decisions)
+            articles = [(i, a) for i, a in items if isinstance(a, Article)]
+            await self._check(articles, decisions, positions)
             await self._forget([(i, d) for i, d in items if isinstance(d, Deletion)], decisions)
         assert all(d is not None for d in decisions)
         return decisions  # type: ignore[return-value]  # every slot was filled above
@@ -46,7 +52,10 @@ class Pipeline:
                 decisions[i] = Forgotten(deletion.id, was)
 
     async def _check(
-        self, items: list[tuple[int, Article]], decisions: list[Decision | None]
+        self,
+        items: list[tuple[int, Article]],
+        decisions: list[Decision | None],
+        positions: Sequence[tuple[int, int]] | None,
     ) -> None:
         if not items:
             return
@@ -55,7 +64,16 @@ class Pipeline:
         )
         articles = [(i, a, fp) for (i, a), fp in zip(items, fingerprints, strict=True)]
         verdicts = await self.index.check_and_insert(
-            [Probe(a.id, fp.content_hash, fp.search, fp.sketch) for _, a, fp in articles]
+            [
+                Probe(
+                    a.id,
+                    fp.content_hash,
+                    fp.search,
+                    fp.sketch,
+                    None if not positions else positions[i],
+                )
+                for i, a, fp in articles
+            ]
         )
         for (i, article, fp), verdict in zip(articles, verdicts, strict=True):
             decisions[i] = Accepted(article, fp, verdict)

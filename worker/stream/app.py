@@ -13,9 +13,11 @@ import asyncio
 import gc
 import logging
 import os
+import tempfile
 import time
 from collections.abc import AsyncIterator, Sequence
 from functools import cache, partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import faust
@@ -68,7 +70,8 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> faust.App:
             async for events in batches(stream, settings):
                 with metrics.batch_seconds.time():
                     values = [e.message.value for e in events]
-                    decisions = await _run_with_retry(pipeline, values, metrics)
+                    positions = [(e.message.partition, e.message.offset) for e in events]
+                    decisions = await _run_with_retry(pipeline, values, positions, metrics)
                 await outbox.put(
                     events, partial(_publish, events, decisions, sinks, settings, metrics)
                 )
@@ -129,6 +132,10 @@ def base_app(settings: Settings) -> faust.App:
         autodiscover=False,
         web_enabled=False,
         store="memory://",
+        # faust makes a data folder even with nothing to keep in it (the tables are in memory):
+        # in the temporary directory, which any user may write (faust makes only its last
+        # part), not in the working directory.
+        datadir=str(Path(tempfile.gettempdir()) / f"dedup-worker-{settings.app_id}"),
         topic_partitions=settings.input_partitions,
         topic_replication_factor=settings.replication_factor,
         consumer_auto_offset_reset="earliest",
@@ -193,7 +200,10 @@ def stop_worker(exc: BaseException) -> NoReturn:
 
 
 async def _run_with_retry(
-    pipeline: Pipeline, values: Sequence[bytes | None], metrics: Metrics
+    pipeline: Pipeline,
+    values: Sequence[bytes | None],
+    positions: Sequence[tuple[int, int]] | None,
+    metrics: Metrics,
 ) -> list[Decision]:
     """Wait out an unreachable index: the batch is retried, never skipped, and its offsets are
     not committed meanwhile (retrying is safe: the index is idempotent per id). An index that
@@ -203,7 +213,7 @@ async def _run_with_retry(
     refused = 0
     while True:
         try:
-            return await pipeline.run(values)
+            return await pipeline.run(values, positions)
         except LayoutMismatch:
             raise
         except IndexStoreError as exc:

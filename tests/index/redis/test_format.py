@@ -15,7 +15,8 @@ from worker.model import Kind
 
 LUA_CONSTANTS = """
 return cjson.encode({entry = ENTRY, entry_seq = ENTRY_SEQ, entry_seen = ENTRY_SEEN,
-  recent_slots = RECENT_SLOTS, ring_check = RING_CHECK, sketch = SKETCH, rec = REC,
+  recent_slots = RECENT_SLOTS, ring_check = RING_CHECK,
+  no_position = {string.byte(NO_POSITION, 1, -1)}, sketch = SKETCH, rec = REC,
   flag_fingerprint = FLAG_FINGERPRINT, flag_match = FLAG_MATCH, codes = CODES})
 """
 
@@ -28,6 +29,7 @@ async def test_lua_and_python_spell_the_same_format(redis_client: aioredis.Redis
     assert (lua["entry_seq"], lua["entry_seen"]) == (fields["seq"][1], fields["seen_s"][1])
     assert lua["recent_slots"] == format.RECENT_SLOTS
     assert lua["ring_check"] == format.RING_CHECK == 12  # the fingerprint and the number
+    assert bytes(lua["no_position"]) == format.NO_POSITION
     assert lua["sketch"] == format.SKETCH_BYTES
     names = {"content": "content_hash", "match": "match_fingerprint"}
     python = {name: f.start for name, f in format.RECORD.items()} | {"ids": format.IDS_START}
@@ -63,6 +65,7 @@ async def test_what_the_scripts_write_reads_back_through_format(
         unique.seen_at_ms,
         1,
         unique.seen_at_ms // 1000,
+        None,
         original.sketch,
         "",
         "original",
@@ -78,6 +81,7 @@ async def test_what_the_scripts_write_reads_back_through_format(
         near.seen_at_ms,
         2,
         near.seen_at_ms // 1000,
+        None,
         sketch,
         "original",
         "original",

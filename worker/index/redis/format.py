@@ -21,7 +21,7 @@ from worker.model import Kind
 
 # Bump when the record, the entry or the key layout changes: an index of another format is
 # refused (it is stored with the layout).
-LAYOUT_FORMAT = "6"
+LAYOUT_FORMAT = "7"
 
 ENTRY = np.dtype(
     [
@@ -57,13 +57,27 @@ RECORD = {
     "seen_ms": Field(36, 8),  # when first decided, unix ms, a big-endian double
     "seq": Field(44, 4),  # the sequence number; zeros: in no bucket (an exact duplicate)
     "alive_s": Field(48, 4),  # when its retention started (decided or renewed), unix s
-    "sketch": Field(52, SKETCH_BYTES),  # zeros without one
-    "duplicate_of_length": Field(52 + SKETCH_BYTES, 2),
+    "position": Field(52, 12),  # the message's input partition (4) and offset (8); NO_POSITION
+    "sketch": Field(64, SKETCH_BYTES),  # zeros without one
+    "duplicate_of_length": Field(64 + SKETCH_BYTES, 2),
 }
-IDS_START = 54 + SKETCH_BYTES  # then duplicate_of, UTF-8, then the cluster's first article's id
+IDS_START = 66 + SKETCH_BYTES  # then duplicate_of, UTF-8, then the cluster's first article's id
+NO_POSITION = b"\xff" * 12  # decided outside a stream (scan, backfill)
 FLAG_FINGERPRINT = 1  # the article has a fingerprint (and a sketch)
 FLAG_MATCH = 2  # the record holds the matched article's fingerprint
 KIND_CODES = {Kind.UNIQUE: 0, Kind.EXACT: 1, Kind.NEAR: 2, Kind.RELATED: 3}
+
+
+def pack_position(position: tuple[int, int] | None) -> bytes:
+    """A message's place in the input topic, (partition, offset), as records hold it."""
+    return NO_POSITION if position is None else struct.pack(">IQ", *position)
+
+
+def unpack_position(raw: bytes) -> tuple[int, int] | None:
+    if raw == NO_POSITION:
+        return None
+    partition, offset = struct.unpack(">IQ", raw)
+    return partition, offset
 
 
 def ring_offset(seq: int) -> int:
@@ -86,6 +100,7 @@ class Record:
     seen_ms: int
     seq: int
     alive_s: int
+    position: tuple[int, int] | None
     sketch: bytes | None
     duplicate_of: str
     original: str
@@ -111,6 +126,7 @@ def parse_record(raw: bytes) -> Record:
         seen_ms=int(struct.unpack(">d", part("seen_ms"))[0]),
         seq=int.from_bytes(part("seq")),
         alive_s=int.from_bytes(part("alive_s")),
+        position=unpack_position(part("position")),
         sketch=part("sketch") if flags & FLAG_FINGERPRINT else None,
         duplicate_of=raw[IDS_START : IDS_START + length].decode("utf-8"),
         original=raw[IDS_START + length :].decode("utf-8"),

@@ -54,6 +54,7 @@ class RedisIndex:
         max_bucket_read: int = defaults.MAX_BUCKET_READ,
         retention_s: int = 0,
         renew_on_match: bool = defaults.RENEW_ON_MATCH,
+        redelivery_window_s: int = defaults.REDELIVERY_WINDOW_S,
         bucket_cache: bool = True,
         fingerprints: str | None = None,
         on_reset: Callable[[str], None] | None = None,
@@ -64,7 +65,9 @@ class RedisIndex:
         distant or less similar ones may be related (index.base.Rule, Kind.RELATED). Only
         the newest `max_bucket_read` entries of a bucket are read. Articles older than
         `retention_s` (0: none) stop matching; with `renew_on_match`, an article matched by
-        a copy starts its retention again. With `bucket_cache`, the worker keeps the buckets
+        a copy starts its retention again. The record of an article deleted or replaced is
+        kept `redelivery_window_s`, for a redelivery of the message that decided it (Probe
+        position). With `bucket_cache`, the worker keeps the buckets
         in memory (BucketCache) when every table of the layout is at most 16 bits wide; else
         it reads Redis's. `fingerprints` (Fingerprinter.spec) is recorded with the layout, and
         a worker with other fingerprint settings is refused (None: not checked). When the
@@ -78,6 +81,7 @@ class RedisIndex:
         self.max_bucket_read = max_bucket_read
         self.retention_s = retention_s
         self.renew_on_match = renew_on_match
+        self.redelivery_window_s = redelivery_window_s
         self.fingerprints = fingerprints
         self.on_reset = on_reset
         self.keys = NamespaceKeys(namespace)
@@ -88,6 +92,7 @@ class RedisIndex:
             max_bucket_read=max_bucket_read,
             retention_s=retention_s,
             renew_on_match=renew_on_match,
+            redelivery_window_s=redelivery_window_s,
         )
         self._addresses = BucketAddresses(self.keys.buckets, self.layout, bulk_string)
         self._encodes = packs_encoded(client)
@@ -315,7 +320,8 @@ class RedisIndex:
         if not ids:
             return []
         [reply] = await self._run(
-            Script.FORGET, lambda epoch: [scripts.forget_call(self.keys, epoch, ids)]
+            Script.FORGET,
+            lambda epoch: [scripts.forget_call(self.keys, epoch, self.redelivery_window_s, ids)],
         )
         return [bool(r) for r in reply]
 

@@ -50,6 +50,12 @@ class NamespaceKeys:
         return self.prefix + "seq"
 
     @property
+    def gone(self) -> str:
+        """A STRING under this prefix and an id: the record of an article that a later message
+        deleted or replaced, kept for a while (lua/lib.lua, keep_gone)."""
+        return self.prefix + "gone:"
+
+    @property
     def sweep(self) -> str:
         """The expiry sweep's cursor into `docs`."""
         return self.prefix + "sweep"

@@ -20,6 +20,7 @@ import redis.exceptions
 
 from worker.index.base import Rule
 from worker.index.redis.client import Client
+from worker.index.redis.format import pack_position
 from worker.index.redis.keys import NamespaceKeys
 from worker.index.redis.nearest import BucketRead
 from worker.layout.tables import Layout, Table
@@ -97,6 +98,7 @@ class CheckAndInsertCalls:
         max_bucket_read: int,
         retention_s: int,
         renew_on_match: bool,
+        redelivery_window_s: int,
     ) -> None:
         self.layout = layout
         self.rule = rule
@@ -117,7 +119,12 @@ class CheckAndInsertCalls:
                 int(renew_on_match),
             ],
         )
-        self._after_epoch = [len(shape), *itertools.chain.from_iterable(shape)]
+        self._after_epoch = [
+            keys.gone,
+            redelivery_window_s,
+            len(shape),
+            *itertools.chain.from_iterable(shape),
+        ]
 
     def calls(
         self, probes: Sequence[Probe], reads: Sequence[BucketRead | None], epoch: str
@@ -142,6 +149,7 @@ class CheckAndInsertCalls:
             probe.content_hash,
             to_bytes(fp) if fp is not None else b"",
             probe.sketch if fp is not None and probe.sketch else b"",
+            pack_position(probe.position),
         ]
         if read is None:  # the worker read nothing: the script searches the buckets
             argv += [b"", b"", 0, 0, 0]
@@ -212,8 +220,13 @@ def since_call(keys: NamespaceKeys, epoch: str, last: int, last_entry: bytes) ->
     return with_keys([keys.seq, keys.recent, keys.meta], [last, epoch, last_entry])
 
 
-def forget_call(keys: NamespaceKeys, epoch: str, ids: Sequence[str]) -> list[Any]:
-    return with_keys(keys.shared, [keys.buckets, epoch, *(i.encode("utf-8") for i in ids)])
+def forget_call(
+    keys: NamespaceKeys, epoch: str, redelivery_window_s: int, ids: Sequence[str]
+) -> list[Any]:
+    return with_keys(
+        keys.shared,
+        [keys.buckets, epoch, keys.gone, redelivery_window_s, *(i.encode("utf-8") for i in ids)],
+    )
 
 
 def expire_call(keys: NamespaceKeys, epoch: str, retention_s: int, limit: int) -> list[Any]:

@@ -21,12 +21,15 @@
 -- ARGV[8]   the most candidates compared by their sketches (the nearest)
 -- ARGV[9]   1: an article matched by a copy is renewed (its retention starts again)
 -- ARGV[10]  the index's epoch as the caller knows it (lib.lua, changed_index)
--- ARGV[11]  T, the number of tables; then per table: its width in bits, its probe radius, and
+-- ARGV[11]  the key prefix of records kept after a deletion or an update, ARGV[12] for how
+--           many seconds (lib.lua, keep_gone)
+-- ARGV[13]  T, the number of tables; then per table: its width in bits, its probe radius, and
 --           which half of a candidate to compare first (0: bytes 1-4; 4: bytes 5-8): the half
 --           its key covers least, which rejects most candidates soonest
 -- Then per article, one after another:
 --   id; content hash, 16 raw bytes; fingerprint, 8 raw bytes big-endian, or "" when the text
---   is too short; its sketch (SKETCH bytes), or "";
+--   is too short; its sketch (SKETCH bytes), or ""; the message's position in the input topic
+--   (12 bytes: NO_POSITION outside a stream);
 --   snapshot: the sequence counter as the caller read it together with the buckets this
 --   article probes ("": the caller read nothing, the buckets are searched here);
 --   the caller's nearest entries within r in that read, at most ARGV[8], nearest first, one
@@ -62,6 +65,7 @@ local duplicate_bins, related_bins = tonumber(ARGV[6]), tonumber(ARGV[7])
 local max_candidates, renewing = tonumber(ARGV[8]), ARGV[9] == '1'
 local changed = changed_index(KEYS[4], ARGV[10])
 if changed then return changed end
+local gone_prefix, gone_window = ARGV[11], tonumber(ARGV[12])
 local MGET_CHUNK = 1000
 local bxor, byte = bit.bxor, string.byte
 
@@ -79,7 +83,7 @@ local BITS_SET = {[0] = 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 1, 2, 2,
 
 -- The tables: width, radius, which half first, and the prefix of their bucket keys.
 local tables = {}
-for i = 12, 11 + 3 * tonumber(ARGV[11]), 3 do
+for i = 14, 13 + 3 * tonumber(ARGV[13]), 3 do
   local width = tonumber(ARGV[i])
   tables[#tables + 1] = {width = width, radius = tonumber(ARGV[i + 1]),
                          hex = math.ceil(width / 4), half = tonumber(ARGV[i + 2]),
@@ -96,10 +100,10 @@ local cutoff = retention > 0 and now_s - retention or nil
 -- The arguments of the article that start at ARGV[a], and where the next article's start.
 local function parse_article(a)
   local art = {id = ARGV[a], content = ARGV[a + 1], fp = ARGV[a + 2], sketch = ARGV[a + 3],
-               snapshot = ARGV[a + 4], found = ARGV[a + 5],
-               read_candidates = tonumber(ARGV[a + 6]), read_hot = tonumber(ARGV[a + 7]),
-               expired_from = a + 9, keys = {}, candidates = 0, hot = 0}
-  art.expired_to = a + 8 + tonumber(ARGV[a + 8])
+               position = ARGV[a + 4], snapshot = ARGV[a + 5], found = ARGV[a + 6],
+               read_candidates = tonumber(ARGV[a + 7]), read_hot = tonumber(ARGV[a + 8]),
+               expired_from = a + 10, keys = {}, candidates = 0, hot = 0}
+  art.expired_to = a + 9 + tonumber(ARGV[a + 9])
   local next_article = art.expired_to + 1
   if art.fp ~= '' then
     for j = 1, #tables do art.keys[j] = bit.tobit(tonumber(ARGV[art.expired_to + j])) end
@@ -296,12 +300,23 @@ local function search_buckets(art)
   return (judge(art, list))
 end
 
--- A redelivery of an id already decided: its reply again. New text: the old article is
--- removed. Returns the reply (or nil) and whether the id was replaced.
+-- A redelivery of an id already decided: its reply again; so too for the redelivery of a
+-- message whose article a later message deleted or replaced (its kept record has the same
+-- position). New text: the old article is removed (and kept). Returns the reply (or nil) and
+-- whether the id was replaced.
 local function replay_or_replace(art)
   local record = redis.call('HGET', KEYS[1], art.id)
+  if record and rec_content(record) == art.content then
+    return reply_from(record, 1, 0, 0, 0), 0
+  end
+  if art.position ~= NO_POSITION then
+    local gone = redis.call('GET', gone_prefix .. art.id)
+    if gone and rec_position(gone) == art.position and rec_content(gone) == art.content then
+      return reply_from(gone, 1, 0, 0, 0), 0
+    end
+  end
   if not record then return nil, 0 end
-  if rec_content(record) == art.content then return reply_from(record, 1, 0, 0, 0), 0 end
+  keep_gone(gone_prefix, gone_window, art.id, record)
   remove_article(KEYS, prefix, art.id, record)
   return nil, 1
 end
@@ -402,13 +417,14 @@ local function decide(a)
   if kind ~= 'exact' then seq = insert(art.id, art.content, art.fp, art.keys) end
   local has_fp = art.fp ~= ''
   local record = make_record(art.content, has_fp and art.fp or nil, kind, dist, bins, dup_fp,
-                             seen_at, seq, now_s, has_fp and art.sketch or nil, dup_id, original)
+                             seen_at, seq, now_s, art.position, has_fp and art.sketch or nil,
+                             dup_id, original)
   redis.call('HSET', KEYS[1], art.id, record)
   if renewing and (kind == 'near' or kind == 'exact') then renew(dup_id) end
   return reply_from(record, 0, art.candidates, art.hot, replaced), next_article
 end
 
-local replies, a = {}, 12 + 3 * #tables
+local replies, a = {}, 14 + 3 * #tables
 while a <= #ARGV do
   replies[#replies + 1], a = decide(a)
 end

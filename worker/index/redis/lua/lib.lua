@@ -13,8 +13,9 @@ local RECENT_SLOTS = 65536
 local RING_CHECK = 12  -- what identifies a ring slot's entry: its fingerprint and number
 local SKETCH = 64  -- bytes of a set sketch: 64 bins of 8 bits
 local REC = {content = 1, fingerprint = 17, kind = 25, flags = 26, distance = 27,
-             agreeing = 28, match = 29, seen_ms = 37, seq = 45, alive_s = 49, sketch = 53,
-             duplicate_of_length = 53 + SKETCH, ids = 55 + SKETCH}
+             agreeing = 28, match = 29, seen_ms = 37, seq = 45, alive_s = 49, position = 53,
+             sketch = 65, duplicate_of_length = 65 + SKETCH, ids = 67 + SKETCH}
+local NO_POSITION = string.rep('\255', 12)  -- decided outside a stream
 local FLAG_FINGERPRINT, FLAG_MATCH = 1, 2
 local KINDS = {[0] = 'unique', [1] = 'exact', [2] = 'near', [3] = 'related'}
 local CODES = {unique = 0, exact = 1, near = 2, related = 3}
@@ -29,6 +30,7 @@ local function rec_seen_ms(record)
   return (struct.unpack('>d', string.sub(record, REC.seen_ms, REC.seen_ms + 7)))
 end
 local function rec_alive_s(record) return (struct.unpack('>I4', record, REC.alive_s)) end
+local function rec_position(record) return string.sub(record, REC.position, REC.position + 11) end
 local function rec_sketch(record) return string.sub(record, REC.sketch, REC.sketch + SKETCH - 1) end
 local function rec_has_fingerprint(record)
   return bit.band(string.byte(record, REC.flags), FLAG_FINGERPRINT) ~= 0
@@ -38,15 +40,17 @@ local function rec_ids(record)
   return string.sub(record, REC.ids, REC.ids + length - 1), string.sub(record, REC.ids + length)
 end
 
--- A record from its fields (`seq` 4 bytes, fingerprints 8 bytes or nil, `sketch` or nil).
+-- A record from its fields (`seq` 4 bytes, fingerprints 8 bytes or nil, `position` 12 bytes,
+-- `sketch` or nil).
 local function make_record(content, fp, kind, dist, agreeing, match_fp, seen_ms, seq, alive_s,
-                           sketch, duplicate_of, original)
+                           position, sketch, duplicate_of, original)
   local flags = 0
   if fp then flags = flags + FLAG_FINGERPRINT end
   if match_fp then flags = flags + FLAG_MATCH end
   return content .. (fp or ZERO8) .. string.char(CODES[kind], flags, dist, agreeing)
     .. (match_fp or ZERO8) .. struct.pack('>d', seen_ms) .. seq .. struct.pack('>I4', alive_s)
-    .. (sketch or ZERO_SKETCH) .. struct.pack('>I2', #duplicate_of) .. duplicate_of .. original
+    .. position .. (sketch or ZERO_SKETCH) .. struct.pack('>I2', #duplicate_of) .. duplicate_of
+    .. original
 end
 
 -- The reply for an article from its record (check_and_insert.lua's header).
@@ -174,4 +178,13 @@ local function remove_article(K, prefix, id, record, cutoff_s)
   local content = rec_content(record)
   if redis.call('HGET', exact, content) == id then redis.call('HDEL', exact, content) end
   redis.call('HDEL', docs, id)
+end
+
+-- Keep the record of an article deleted or replaced by a later message, for `window` seconds
+-- under `gone_prefix` .. id: a redelivery of the message that decided it (the same position in
+-- the input topic) gets that verdict again (check_and_insert.lua, replay_or_replace).
+local function keep_gone(gone_prefix, window, id, record)
+  if window > 0 and rec_position(record) ~= NO_POSITION then
+    redis.call('SET', gone_prefix .. id, record, 'EX', window)
+  end
 end
