@@ -26,15 +26,20 @@ def covers(ids: set[str]) -> Any:
 
 
 def assert_guarantees(
-    out: Outputs, articles: list[dict[str, Any]], reset_at: str | None = None
+    out: Outputs,
+    articles: list[dict[str, Any]],
+    reset_at: str | None = None,
+    dead_letters: frozenset[str] = frozenset(),
 ) -> int:
     """Checks the guarantees; returns how many verdicts were repeats (redeliveries). With
     `reset_at` (an ISO time: the index was emptied then), a text may have been unique once
-    before it and once after: what the index lost, it no longer matches."""
+    before it and once after: what the index lost, it no longer matches. `dead_letters`: the
+    reasons of the dead letters expected, each from its own bad message."""
     seen = verdicts_by_id(out)
     missing = {a["id"] for a in articles} - seen.keys()
     assert not missing, f"{len(missing)} articles have no verdict, e.g. {sorted(missing)[:5]}"
-    assert not out.get("rejected"), out.get("rejected", [])[:3]
+    reasons = {body["reason"] for body in out.get("rejected", [])}
+    assert reasons == dead_letters, out.get("rejected", [])[:3]
     for article_id, versions in seen.items():
         assert len(set(versions)) == 1, f"{article_id} got different verdicts: {versions}"
     first = {i: json.loads(v[0]) for i, v in seen.items()}
