@@ -11,9 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import redis
-
-from tests.faults.test_index_loss import redis_now, total
+from tests.faults.test_index_loss import flush, total
 from tests.support.checks import assert_guarantees, covers
 from tests.support.corpus import make_articles
 from tests.support.factories import keyed
@@ -58,10 +56,7 @@ def test_chaos_in_one_run(
     private_redis.run("up", "redis")
     settled(chunks[0] + chunks[1])
 
-    client = redis.Redis.from_url(tenant.redis_url)
-    client.flushdb()
-    client.close()
-    reset_at = redis_now(tenant.redis_url)
+    reset_at = flush(tenant.redis_url)
     produce(tenant.kafka, topic, keyed(chunks[2]))
     collect_until(tenant.kafka, tenant.outputs, lambda out: total(out) >= 2300, quiet=0)
     private_kafka.run("down", "kafka")

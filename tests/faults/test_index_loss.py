@@ -34,28 +34,37 @@ def total(out: Outputs) -> int:
     return sum(map(len, out.values()))
 
 
-def redis_now(url: str) -> str:
+def flush(url: str) -> str:
+    """Empty the index; returns the moment it happened, by Redis's clock."""
     client = redis.Redis.from_url(url)
-    seconds, micros = client.time()
+    pipe = client.pipeline(transaction=True)  # (nothing runs between the two)
+    pipe.time()
+    pipe.flushdb()
+    (seconds, micros), _ = pipe.execute()
     client.close()
     return iso_time(seconds * 1000 + micros // 1000)
+
+
+def now() -> str:
+    """This machine's time (Redis's clock too: it runs here), for a moment Redis is down."""
+    return iso_time(int(time.time() * 1000))
 
 
 def lose_the_index_mid_stream(
     tenant: Tenant,
     start_worker: Callable[[Tenant], WorkerProcess],
-    lose: Callable[[], None],
+    lose: Callable[[], str],
     said: str | None = "emptied or built again",
 ) -> None:
     """Two workers on a stream of a few thousand articles (10% exact copies, 5% one-word
-    edits); the index is lost after a quarter of the verdicts; then every guarantee is checked
+    edits); the index is lost after a quarter of the verdicts (`lose` returns when: no
+    decision is made on the index as it was after that); then every guarantee is checked
     across the loss."""
     articles = make_articles(4_000, seed=13)
     workers = start_group(start_worker, tenant, 2)
     produce(tenant.kafka, tenant.settings.input_topic, keyed(articles))
     collect_until(tenant.kafka, tenant.outputs, lambda out: total(out) >= 1000, quiet=0)
-    lose()
-    reset_at = redis_now(tenant.redis_url)
+    reset_at = lose()
     out = collect_until(
         tenant.kafka, tenant.outputs, covers({a["id"] for a in articles}), timeout=180, quiet=3
     )
@@ -68,9 +77,7 @@ def lose_the_index_mid_stream(
 def test_the_index_flushed_mid_stream(
     tenant: Tenant, start_worker: Callable[[Tenant], WorkerProcess]
 ) -> None:
-    client = redis.Redis.from_url(tenant.redis_url)
-    lose_the_index_mid_stream(tenant, start_worker, client.flushdb)
-    client.close()
+    lose_the_index_mid_stream(tenant, start_worker, lambda: flush(tenant.redis_url))
 
 
 def test_redis_restarted_without_its_data_mid_stream(
@@ -79,10 +86,12 @@ def test_redis_restarted_without_its_data_mid_stream(
     make_tenant: Callable[[str, str], Tenant],
     start_worker: Callable[[Tenant], WorkerProcess],
 ) -> None:
-    def restart_empty() -> None:
+    def restart_empty() -> str:
         private_redis.run("down", "redis")
         private_redis.run("wipe")
+        at = now()
         private_redis.run("up", "redis")
+        return at
 
     tenant = make_tenant(kafka_bootstrap, private_redis.redis_url)
     lose_the_index_mid_stream(tenant, start_worker, restart_empty)
@@ -96,11 +105,13 @@ def test_redis_restarted_from_an_aof_that_lost_its_last_writes(
 ) -> None:
     # As when the machine crashes with appendfsync everysec, or a replica that lagged is
     # promoted: the index goes back to an earlier state, behind the workers' caches.
-    def restart_rolled_back() -> None:
+    def restart_rolled_back() -> str:
         private_redis.run("down", "redis")
+        at = now()
         [aof] = (private_redis.state / "redis" / "appendonlydir").glob("*.incr.aof")
         aof.write_bytes(aof.read_bytes()[: aof.stat().st_size // 2])  # (Redis drops a torn end)
         private_redis.run("up", "redis")
+        return at
 
     tenant = make_tenant(kafka_bootstrap, private_redis.redis_url)
     lose_the_index_mid_stream(tenant, start_worker, restart_rolled_back, said="lost writes")
@@ -129,10 +140,12 @@ def test_a_replica_promoted_when_the_primary_stops_mid_stream(
             time.sleep(0.2)
         with proxy(primary) as address:  # the one address the workers know
 
-            def fail_over() -> None:
+            def fail_over() -> str:
                 private_redis.run("down", "redis")
+                at = now()
                 replica_client.replicaof("NO", "ONE")
                 address.switch(replica)
+                return at
 
             tenant = make_tenant(kafka_bootstrap, f"redis://127.0.0.1:{address.port}/0")
             lose_the_index_mid_stream(tenant, start_worker, fail_over, said=None)
