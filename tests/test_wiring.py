@@ -40,12 +40,14 @@ def test_library_defaults_are_the_workers() -> None:
             index.max_bucket_read,
             index.retention_s,
             index.renew_on_match,
+            index.redelivery_window_s,
         ) == (
             worker_index.threshold,
             worker_index.rule,
             worker_index.max_bucket_read,
             worker_index.retention_s,
             worker_index.renew_on_match,
+            worker_index.redelivery_window_s,
         )
     worker_fp, library_fp = wiring.fingerprinter(settings), Fingerprinter()
     assert (
@@ -71,6 +73,7 @@ def test_every_default_is_a_setting_default() -> None:
         "related_threshold": "RELATED_THRESHOLD",
         "similarity": "SIMILARITY",
         "renew_on_match": "RENEW_ON_MATCH",
+        "redelivery_window_s": "REDELIVERY_WINDOW_S",
         "shingle_size": "SHINGLE_SIZE",
         "chinese_units": "CHINESE_UNITS",
         "min_words": "MIN_WORDS",

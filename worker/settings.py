@@ -44,6 +44,7 @@ ENV: dict[str, str] = {
     "retention_days": "DEDUP_RETENTION_DAYS",
     "similarity": "DEDUP_SIMILARITY",
     "renew_on_match": "DEDUP_RENEW_ON_MATCH",
+    "redelivery_window_s": "DEDUP_REDELIVERY_WINDOW_S",
     "idf_file": "DEDUP_IDF_FILE",
     "shingle_size": "DEDUP_SHINGLE_SIZE",
     "chinese_units": "DEDUP_CHINESE_UNITS",
@@ -94,6 +95,8 @@ class Settings:
     retention_days: float = 0.0  # older articles stop matching and are removed; 0: kept
     similarity: float = defaults.SIMILARITY  # estimated Jaccard a duplicate must reach
     renew_on_match: bool = defaults.RENEW_ON_MATCH  # a matched article's retention restarts
+    # how long a deleted or replaced article's record stays, for redeliveries (0: not kept)
+    redelivery_window_s: int = defaults.REDELIVERY_WINDOW_S
     idf_file: str = ""  # an IDF table (dedup-worker idf build); "": the packaged one
     shingle_size: int = defaults.SHINGLE_SIZE
     chinese_units: ChineseUnits = ChineseUnits.CHARACTERS  # defaults.CHINESE_UNITS
@@ -150,6 +153,11 @@ class Settings:
             f"got {self.chinese_units!r}",
         )
         _check(self.min_words >= 0, f"min_words must be >= 0, got {self.min_words}")
+        _check(
+            self.redelivery_window_s >= 0,
+            "redelivery_window_s must be >= 0 seconds (0 keeps no record of a deleted or "
+            f"replaced article), got {self.redelivery_window_s}",
+        )
         _check(
             self.max_message_bytes >= 1024,
             f"max_message_bytes must be >= 1024, got {self.max_message_bytes}",

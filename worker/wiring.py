@@ -61,6 +61,7 @@ def _index_options(settings: Settings) -> dict[str, Any]:
         "max_bucket_read": settings.max_bucket_read,
         "retention_s": settings.retention_s,
         "renew_on_match": settings.renew_on_match,
+        "redelivery_window_s": settings.redelivery_window_s,
     }
 
 
