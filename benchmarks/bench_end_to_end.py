@@ -11,6 +11,10 @@ same broker with the same faust settings, in one run.
    warm-up.
 3. The worker again with two processes on the input topic's four partitions.
 
+Each pair of drains is followed by a drain of the worker with exactly-once output
+(DEDUP_PROCESSING_GUARANTEE=exactly_once), and its latency is measured too: what Kafka
+transactions cost.
+
 Needs Kafka and Redis (`bash stack/local-stack.sh up`). Each run starts on an emptied Redis
 database (`--redis-url`, db 13 by default) with no AOF rewrite pending.
 """
@@ -31,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
 
 from benchmarks.redis_state import fresh
 from tests.support.corpus import make_articles
@@ -39,6 +44,7 @@ from tests.support.tenant import Tenant, WorkerProcess
 WORKER = ("-m", "worker", "worker")
 WARM_UP_S = 3.0
 PASSTHROUGH = ("-m", "benchmarks.passthrough")
+EXACTLY_ONCE = {"DEDUP_PROCESSING_GUARANTEE": "exactly_once"}
 
 
 async def produce(
@@ -69,7 +75,14 @@ async def reader(
     kafka: str, topics: list[str]
 ) -> AsyncIterator[tuple[AIOKafkaConsumer, list[TopicPartition]]]:
     """A started consumer (no group) and every partition of the topics."""
-    consumer = AIOKafkaConsumer(bootstrap_servers=kafka, group_id=None, enable_auto_commit=False)
+    # read_committed: a verdict counts once its transaction commits (exactly-once runs); the
+    # same as read_uncommitted for output written without transactions.
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=kafka,
+        group_id=None,
+        enable_auto_commit=False,
+        isolation_level="read_committed",
+    )
     await consumer.start()
     try:
         await consumer._client.force_metadata_update()
@@ -114,10 +127,16 @@ class Run:
     the processes under test."""
 
     def __init__(
-        self, kafka: str, redis_url: str, logs: Path, command: tuple[str, ...], processes: int = 1
+        self,
+        kafka: str,
+        redis_url: str,
+        logs: Path,
+        command: tuple[str, ...],
+        processes: int = 1,
+        env: dict[str, str] | None = None,
     ) -> None:
         asyncio.run(fresh(redis_url))
-        self.tenant = Tenant(kafka, redis_url, f"bench{uuid.uuid4().hex[:6]}")
+        self.tenant = Tenant(kafka, redis_url, f"bench{uuid.uuid4().hex[:6]}", dict(env or {}))
         self.tenant.create_topics()
         self.logs, self.command, self.processes = logs, command, processes
         self.started: list[WorkerProcess] = []
@@ -138,18 +157,28 @@ class Run:
             process.stop()
 
 
-async def wait_for_outputs(
-    kafka: str, topics: list[str], expected: int, give_up_after: float
-) -> None:
-    """Until the topics hold `expected` records, watching their end offsets: reading the
-    records as they come would take CPU from the processes under test, on the same two
-    cores."""
-    async with reader(kafka, topics) as (consumer, parts):
-        deadline = time.monotonic() + give_up_after
-        while (held := sum((await consumer.end_offsets(parts)).values())) < expected:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{held} of {expected} outputs in {give_up_after:.0f} s")
-            await asyncio.sleep(0.2)
+async def wait_for_drain(tenant: Tenant, give_up_after: float) -> None:
+    """Until the processes' consumer group has committed the input topic's end offsets: every
+    output is out by then (with transactions, too; the output topics' end offsets would not
+    say so, as commit markers take offsets). Watching offsets, not reading the records, takes
+    no CPU from the processes under test, on the same two cores."""
+    settings = tenant.settings
+    admin = AIOKafkaAdminClient(bootstrap_servers=tenant.kafka)
+    await admin.start()
+    try:
+        async with reader(tenant.kafka, [settings.input_topic]) as (consumer, parts):
+            ends = await consumer.end_offsets(parts)
+            deadline = time.monotonic() + give_up_after
+            while True:
+                done = await admin.list_consumer_group_offsets(settings.app_id, partitions=parts)
+                behind = sum(ends[tp] - (done[tp].offset if tp in done else 0) for tp in parts)
+                if behind <= 0:
+                    return
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"{behind} inputs not done in {give_up_after:.0f} s")
+                await asyncio.sleep(0.2)
+    finally:
+        await admin.close()
 
 
 def throughput(run: Run, articles: list[dict[str, Any]], timeout: float) -> float:
@@ -158,7 +187,7 @@ def throughput(run: Run, articles: list[dict[str, Any]], timeout: float) -> floa
     asyncio.run(produce(run.tenant.kafka, run.tenant.settings.input_topic, articles))
     try:
         run.start()
-        asyncio.run(wait_for_outputs(run.tenant.kafka, run.outputs, len(articles), timeout))
+        asyncio.run(wait_for_drain(run.tenant, timeout))
     finally:
         run.stop()
     records = asyncio.run(consume(run.tenant.kafka, run.outputs, len(articles), timeout))
@@ -225,8 +254,8 @@ def main() -> None:
         f"4 partitions; logs in {logs}"
     )
 
-    def new(command: tuple[str, ...], processes: int = 1) -> Run:
-        return Run(args.kafka, args.redis_url, logs, command, processes)
+    def new(command: tuple[str, ...], processes: int = 1, env: dict[str, str] | None = None) -> Run:
+        return Run(args.kafka, args.redis_url, logs, command, processes, env)
 
     # A broker just started runs slower for a minute or so (its JVM compiles as it goes), and
     # it would slow whichever run came first: warm it up with a passthrough run, not reported.
@@ -234,25 +263,36 @@ def main() -> None:
 
     # The machine's speed drifts over minutes: the ratio is taken within each pair of
     # neighbouring runs, and the median pair reported.
-    runs: dict[str, list[float]] = {"passthrough": [], "worker": []}
+    kinds: dict[str, tuple[tuple[str, ...], dict[str, str] | None]] = {
+        "passthrough": (PASSTHROUGH, None),
+        "worker": (WORKER, None),
+        "exactly-once": (WORKER, EXACTLY_ONCE),
+    }
+    runs: dict[str, list[float]] = {name: [] for name in kinds}
     for _ in range(args.pairs):
-        for name, command in (("passthrough", PASSTHROUGH), ("worker", WORKER)):
-            runs[name].append(throughput(new(command), articles, args.timeout))
+        for name, (command, env) in kinds.items():
+            runs[name].append(throughput(new(command, env=env), articles, args.timeout))
             print(f"throughput  {name:<12} {runs[name][-1]:9,.0f} articles/s")
         ratio = runs["worker"][-1] / runs["passthrough"][-1]
-        print(f"            worker / passthrough = {ratio:.0%}")
+        print(
+            f"            worker / passthrough = {ratio:.0%}, "
+            f"exactly-once / worker = {runs['exactly-once'][-1] / runs['worker'][-1]:.0%}"
+        )
     ratios = [w / p for w, p in zip(runs["worker"], runs["passthrough"], strict=True)]
+    costs = [e / w for e, w in zip(runs["exactly-once"], runs["worker"], strict=True)]
     rates = {name: statistics.median(values) for name, values in runs.items()}
     print(
         f"throughput  median of {args.pairs} pairs: passthrough {rates['passthrough']:,.0f}/s, "
-        f"worker {rates['worker']:,.0f}/s, worker / passthrough {statistics.median(ratios):.0%}"
+        f"worker {rates['worker']:,.0f}/s, worker / passthrough {statistics.median(ratios):.0%}; "
+        f"exactly-once {rates['exactly-once']:,.0f}/s, {statistics.median(costs):.0%} of the "
+        "worker"
     )
 
-    for name, command in (("passthrough", PASSTHROUGH), ("worker", WORKER)):
+    for name, (command, env) in kinds.items():
         rate = rates[name] / 2
         count = max(100, int(rate * (args.latency_seconds + WARM_UP_S)))
         steady = articles[:count] if count <= len(articles) else make_articles(count)
-        p50, p99 = latency(new(command), steady, rate, args.timeout)
+        p50, p99 = latency(new(command, env=env), steady, rate, args.timeout)
         print(
             f"latency     {name:<12} at {rate:7,.0f}/s for {args.latency_seconds:.0f} s after "
             f"{WARM_UP_S:.0f} s of warm-up: p50 {p50:6.1f} ms   p99 {p99:6.1f} ms"

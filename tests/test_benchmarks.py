@@ -74,5 +74,6 @@ def test_bench_end_to_end(kafka_bootstrap: str, redis_url: str) -> None:
         redis_url.rsplit("/", 1)[0] + "/13",
     )
     assert "worker / passthrough" in out
+    assert "exactly-once / worker" in out
     assert "p99" in out
     assert "2 workers" in out

@@ -1,7 +1,10 @@
+import re
+from pathlib import Path
+
 import pytest
 
 from worker.errors import ConfigError
-from worker.settings import ENV, Settings
+from worker.settings import ENV, Guarantee, Settings
 from worker.text.features import ChineseUnits
 
 
@@ -43,6 +46,10 @@ def test_a_related_threshold_widens_the_search_not_the_duplicates() -> None:
 def test_enumerated_settings_take_their_values_as_text() -> None:
     assert Settings.from_env({"DEDUP_CHINESE_UNITS": "jieba"}).chinese_units == "jieba"
     assert Settings(chinese_units="jieba").chinese_units is ChineseUnits.JIEBA
+    assert not Settings().exactly_once
+    eos = Settings.from_env({"DEDUP_PROCESSING_GUARANTEE": "exactly_once"})
+    assert eos.exactly_once
+    assert eos.processing_guarantee is Guarantee.EXACTLY_ONCE
 
 
 def test_settings_are_frozen() -> None:
@@ -57,6 +64,7 @@ def test_settings_are_frozen() -> None:
         ({"DEDUP_THRESHOLD": "three"}, "DEDUP_THRESHOLD='three' is not a valid int"),
         ({"DEDUP_THRESHOLD": "16"}, "threshold must be 0..15"),
         ({"DEDUP_CHINESE_UNITS": "chars"}, "DEDUP_CHINESE_UNITS='chars' is not one of"),
+        ({"DEDUP_PROCESSING_GUARANTEE": "once"}, "DEDUP_PROCESSING_GUARANTEE='once' is not one"),
         ({"DEDUP_NAMESPACE": "a b"}, "namespace must be"),
         ({"DEDUP_UNIQUE_TOPIC": "articles"}, "four different names"),
         ({"DEDUP_MAX_MESSAGE_BYTES": "10"}, "max_message_bytes must be >= 1024"),
@@ -91,3 +99,26 @@ def test_secrets_stay_out_of_repr_and_are_listed_for_redaction() -> None:
     assert s.secrets == ["k-secret", "r-secret"]
     with pytest.raises(ConfigError, match="SASL needs"):
         Settings.from_env({"DEDUP_KAFKA_SECURITY_PROTOCOL": "SASL_PLAINTEXT"})
+
+
+def test_a_variable_may_name_a_file_that_holds_its_value(tmp_path: Path) -> None:
+    secret = tmp_path / "redis-url"
+    secret.write_text("redis://:s3cret@cache:6379/2\n")
+    s = Settings.from_env({"DEDUP_REDIS_URL_FILE": str(secret)})
+    assert s.redis_url == "redis://:s3cret@cache:6379/2"
+    assert "s3cret" in s.secrets[0]
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        (
+            {"DEDUP_KAFKA_PASSWORD": "a", "DEDUP_KAFKA_PASSWORD_FILE": "/x"},
+            "both DEDUP_KAFKA_PASSWORD and DEDUP_KAFKA_PASSWORD_FILE are set",
+        ),
+        ({"DEDUP_KAFKA_PASSWORD_FILE": "/no/such/file"}, "DEDUP_KAFKA_PASSWORD_FILE='/no/such"),
+    ],
+)
+def test_secret_files_that_cannot_work_are_named(env: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        Settings.from_env(env)

@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -52,6 +53,7 @@ ENV: dict[str, str] = {
     "detect_format": "DEDUP_DETECT_FORMAT",
     "html_main_content": "DEDUP_HTML_MAIN_CONTENT",
     "max_message_bytes": "DEDUP_MAX_MESSAGE_BYTES",
+    "processing_guarantee": "DEDUP_PROCESSING_GUARANTEE",
     "batch_size": "DEDUP_BATCH_SIZE",
     "batch_wait_ms": "DEDUP_BATCH_WAIT_MS",
     "max_bucket_read": "DEDUP_MAX_BUCKET_READ",
@@ -63,6 +65,14 @@ ENV: dict[str, str] = {
 _NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 KAFKA_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+
+
+class Guarantee(StrEnum):
+    """How often each input's verdict reaches the output topics."""
+
+    AT_LEAST_ONCE = "at_least_once"  # once, or again after a crash (the same verdict)
+    # once for a consumer that reads with isolation.level=read_committed (Kafka transactions)
+    EXACTLY_ONCE = "exactly_once"
 
 
 @dataclass(frozen=True)
@@ -104,6 +114,7 @@ class Settings:
     detect_format: bool = defaults.DETECT_FORMAT  # HTML and e-mail recognised and read
     html_main_content: bool = defaults.MAIN_CONTENT  # HTML without navigation and the like
     max_message_bytes: int = 1_000_000
+    processing_guarantee: Guarantee = Guarantee.AT_LEAST_ONCE
     batch_size: int = 100
     batch_wait_ms: int = 10
     max_bucket_read: int = defaults.MAX_BUCKET_READ
@@ -112,8 +123,9 @@ class Settings:
     log_format: str = "text"
 
     def __post_init__(self) -> None:
-        if self.chinese_units in {m.value for m in ChineseUnits}:
-            object.__setattr__(self, "chinese_units", ChineseUnits(self.chinese_units))
+        for name, kind in (("chinese_units", ChineseUnits), ("processing_guarantee", Guarantee)):
+            if getattr(self, name) in {m.value for m in kind}:
+                object.__setattr__(self, name, kind(getattr(self, name)))
         top = defaults.MAX_THRESHOLD
         _check(
             0 <= self.threshold <= top,
@@ -151,6 +163,11 @@ class Settings:
             isinstance(self.chinese_units, ChineseUnits),
             f"chinese_units must be one of {[m.value for m in ChineseUnits]}, "
             f"got {self.chinese_units!r}",
+        )
+        _check(
+            isinstance(self.processing_guarantee, Guarantee),
+            f"processing_guarantee must be one of {[m.value for m in Guarantee]}, "
+            f"got {self.processing_guarantee!r}",
         )
         _check(self.min_words >= 0, f"min_words must be >= 0, got {self.min_words}")
         _check(
@@ -220,13 +237,16 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
-        """Defaults, then environment variables (see ENV), then explicit overrides."""
+        """Defaults, then environment variables (see ENV), then explicit overrides. Any
+        variable may instead name a file that holds its value, as VARIABLE_FILE (container
+        secrets: DEDUP_REDIS_URL_FILE=/run/secrets/redis-url)."""
         environ = os.environ if environ is None else environ
         values: dict[str, Any] = {}
         for each in fields(cls):
             var = ENV[each.name]
-            if var in environ:
-                values[each.name] = _parse(var, environ[var], each.default)
+            raw = _read(var, environ)
+            if raw is not None:
+                values[each.name] = _parse(var, raw, each.default)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 
@@ -238,6 +258,10 @@ class Settings:
     @property
     def retention_s(self) -> int:
         return round(self.retention_days * 86_400)
+
+    @property
+    def exactly_once(self) -> bool:
+        return self.processing_guarantee is Guarantee.EXACTLY_ONCE
 
     @property
     def kafka_uses_ssl(self) -> bool:
@@ -257,6 +281,20 @@ class Settings:
         """Largest output message: an article's JSON may grow when re-encoded (an escaped control
         character takes 6 bytes), and dead letters may carry the raw bytes in base64."""
         return 7 * self.max_message_bytes + 64 * 1024
+
+
+def _read(var: str, environ: Mapping[str, str]) -> str | None:
+    """The variable's value, or the content of the file that VARIABLE_FILE names (without
+    its final line break); None if neither is set."""
+    path = environ.get(f"{var}_FILE")
+    if path is None:
+        return environ.get(var)
+    if var in environ:
+        raise ConfigError(f"both {var} and {var}_FILE are set; unset one of them")
+    try:
+        return Path(path).read_text(encoding="utf-8").rstrip("\r\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{var}_FILE={path!r} cannot be read: {exc}") from None
 
 
 def _parse(var: str, raw: str, default: Any) -> Any:

@@ -136,6 +136,16 @@ def test_plan_prints_the_layouts_and_the_cosine_figures() -> None:
     assert "13.11 differing bits" in result.output
 
 
+def test_plan_as_json() -> None:
+    result = CliRunner().invoke(main, ["plan", "--threshold", "7", "--docs", "5000000", "--json"])
+    assert result.exit_code == 0, result.output
+    plan = json.loads(result.output)
+    validate("plan", plan)
+    assert plan["chosen"]["layout"].startswith("multi-index")
+    assert plan["chosen"] in plan["layouts"]
+    assert any(e["layout"].startswith("pigeonhole, 8 bands") for e in plan["layouts"])
+
+
 def test_plan_with_a_bad_layout_setting_is_a_clean_error() -> None:
     result = CliRunner().invoke(
         main, ["plan", "--threshold", "3", "--docs", "10"], env={"DEDUP_LAYOUT": "multi-index:9"}
@@ -152,6 +162,10 @@ def test_forget_sends_deletes_for_the_workers_to_apply_in_stream_order(tenant: T
     out = collect_until(tenant.kafka, topic, lambda out: len(out.get("input", [])) >= 2, quiet=0)
     sent = sorted(out["input"], key=lambda m: m["id"])  # (keyed by id: maybe two partitions)
     assert sent == [{"id": "a", "op": "delete"}, {"id": "b", "op": "delete"}]
+    told = CliRunner().invoke(main, ["forget", "--json", "c"], env=tenant.env())
+    assert told.exit_code == 0, told.output
+    validate("forget", json.loads(told.stdout))
+    assert json.loads(told.stdout) == {"deletes_sent": ["c"], "topic": topic["input"]}
 
 
 def test_forget_now_removes_ids_and_writes_their_tombstones(tenant: Tenant) -> None:
@@ -167,14 +181,18 @@ def test_forget_now_removes_ids_and_writes_their_tombstones(tenant: Tenant) -> N
     result = CliRunner().invoke(main, ["forget", "--now", "a", "zzz"], env=tenant.env())
     assert result.exit_code == 0, result.output
     assert result.output.splitlines() == ["forgot: a", "not indexed: zzz"]
+    again = CliRunner().invoke(main, ["forget", "--now", "--json", "zzz"], env=tenant.env())
+    assert again.exit_code == 0, again.output
+    validate("forget", json.loads(again.output))
+    assert json.loads(again.output) == {"forgot": [], "not_indexed": ["zzz"]}
     assert asyncio.run(check("b")).kind is Kind.UNIQUE  # same content, but "a" is gone
     out = collect_until(
         tenant.kafka,
         {"unique": settings.unique_topic},
-        lambda out: len(out.get("unique_tombstones", [])) >= 2,
+        lambda out: len(out.get("unique_tombstones", [])) >= 3,
         quiet=0,
     )
-    assert sorted(out["unique_tombstones"]) == ["a", "zzz"]
+    assert sorted(out["unique_tombstones"]) == ["a", "zzz", "zzz"]
 
 
 def test_backfill_indexes_history_for_the_stream(redis_url: str, tmp_path: Path) -> None:
@@ -243,3 +261,10 @@ def test_status_reports_the_index(redis_url: str, tmp_path: Path) -> None:
     assert lines["buckets"].startswith("4 holding 4 entries (1.0 per bucket); largest 1")
     assert lines["bucket"] == "sizes   <=1: 4"
     assert lines["retention"].startswith("none")
+    as_json = CliRunner().invoke(main, ["status", "--json"], env=env)
+    assert as_json.exit_code == 0, as_json.output
+    record = json.loads(as_json.output)
+    validate("status", record)
+    assert (record["records"], record["originals"], record["entries"]) == (3, 2, 4)
+    assert record["layout"]["layout"] == "multi-index"
+    assert record["retention_days"] is None

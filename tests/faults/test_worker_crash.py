@@ -34,3 +34,22 @@ def test_kill_9_one_of_two_workers_mid_stream(
     print(f"{repeats} verdicts were repeated after the kill (at-least-once)")
     assert workers[1].proc.poll() is None
     assert replacement.proc.poll() is None
+
+
+def test_sigterm_finishes_the_batch_commits_and_exits(
+    tenant: Tenant, start_worker: Callable[[Tenant], WorkerProcess]
+) -> None:
+    articles = make_articles(10_000, seed=7)
+    [worker] = start_group(start_worker, tenant, 1)
+    produce(tenant.kafka, tenant.settings.input_topic, keyed(articles))
+    collect_until(
+        tenant.kafka, tenant.outputs, lambda out: len(out.get("unique", [])) >= 2500, quiet=0
+    )
+    worker.stop()  # SIGTERM, as docker stop and Kubernetes send
+    assert worker.proc.returncode == 0, worker.log()[-3000:]
+    replacement = start_worker(tenant)
+    replacement.wait_ready()
+
+    ids = {a["id"] for a in articles}
+    out = collect_until(tenant.kafka, tenant.outputs, covers(ids), timeout=180, quiet=5)
+    assert assert_guarantees(out, articles) == 0, "the stopped worker left verdicts uncommitted"

@@ -1,5 +1,6 @@
 import json
 import logging
+import re
 
 import pytest
 
@@ -14,7 +15,7 @@ def test_json_log_lines() -> None:
     assert line["level"] == "warning"
     assert line["message"] == "index down"
     assert line["logger"] == "worker.stream.app"
-    assert "time" in line
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00", line["time"])
     assert logging_config("info", "json")["formatters"]["default"]["()"] is JsonFormatter
 
 
@@ -39,3 +40,14 @@ def test_secrets_are_redacted_in_every_form(capsys: pytest.CaptureFixture[str]) 
     assert repr(secret.encode())[2:-1] not in err
     assert json.dumps(secret)[1:-1] not in err
     assert err.count("***") == 4
+
+
+def test_json_log_lines_keep_extra_fields() -> None:
+    logger = logging.getLogger("test.extra")
+    record = logger.makeRecord(
+        "test.extra", logging.INFO, __file__, 1, "batch", (), None, extra={"partition": 3}
+    )
+    line = json.loads(JsonFormatter().format(record))
+    assert line["partition"] == 3
+    assert "args" not in line
+    assert "msecs" not in line

@@ -39,3 +39,29 @@ def test_metrics_count_verdicts_dead_letters_candidates_and_hot_buckets(
     assert _sample(metrics, "dedup_candidates_sum") == 16
     assert _sample(metrics, "dedup_hot_buckets_total") == 1
     assert "hot bucket" in caplog.text
+
+
+def test_process_build_and_lag_metrics() -> None:
+    from types import SimpleNamespace
+
+    from faust.types import TP
+
+    from worker.stream.app import _observe
+
+    metrics = Metrics()
+    assert _sample(metrics, "process_resident_memory_bytes") > 0
+    assert _sample(metrics, "process_cpu_seconds_total") > 0
+    build = [s for s in metrics.registry.collect() if s.name == "dedup_build"]
+    assert build[0].samples[0].labels["python"].count(".") == 2
+
+    ends = {0: 120, 1: 50}
+    consumer = SimpleNamespace(highwater=lambda tp: ends[tp.partition])
+
+    def event(partition: int, offset: int) -> SimpleNamespace:
+        tp = TP("articles", partition)
+        message = SimpleNamespace(tp=tp, offset=offset, timestamp=None)
+        return SimpleNamespace(message=message, app=SimpleNamespace(consumer=consumer))
+
+    _observe(metrics, [event(0, 99), event(1, 49), event(0, 100)], [])
+    assert _sample(metrics, "dedup_consumer_lag", partition="0") == 19
+    assert _sample(metrics, "dedup_consumer_lag", partition="1") == 0

@@ -132,3 +132,22 @@ async def test_a_failed_send_is_reported_at_once_without_another_batch() -> None
     assert stream.acked == ["a"]
     box.abandon()  # (an abandoned send is not a failure)
     assert len(failures) == 1
+
+
+async def test_without_acks_batches_still_go_out_in_order_and_nothing_is_acked() -> None:
+    stream = FakeStream()
+    box = Outbox(cast(faust.StreamT[Any], stream), ack=False)  # transactions commit offsets
+    order: list[str] = []
+
+    def sender(name: str) -> Any:
+        async def send() -> None:
+            await asyncio.sleep(0.01 if name == "first" else 0)
+            order.append(name)
+
+        return send
+
+    await box.put(["1a"], sender("first"))
+    await box.put(["2a"], sender("second"))
+    await box.flush()
+    assert order == ["first", "second"]
+    assert stream.acked == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from typing import TYPE_CHECKING
 
@@ -23,7 +24,8 @@ if TYPE_CHECKING:
     is_flag=True,
     help="Remove them from the index at once and write their tombstones, out of stream order.",
 )
-def forget(ids: tuple[str, ...], now: bool) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the outcome as one JSON object.")
+def forget(ids: tuple[str, ...], now: bool, as_json: bool) -> None:
     """Delete articles by id: a delete {"id": ..., "op": "delete"} for each goes to the input
     topic, keyed by the id, and the workers apply it in stream order (the article leaves the
     index; a Kafka tombstone goes to the unique topic). With --now, this command does both
@@ -33,9 +35,17 @@ def forget(ids: tuple[str, ...], now: bool) -> None:
     with clean_errors():
         if not now:
             asyncio.run(_send(settings, settings.input_topic, [(i, _delete(i)) for i in ids]))
-            click.echo(f"sent {len(ids)} deletes to {settings.input_topic}", err=True)
+            if as_json:
+                click.echo(json.dumps({"deletes_sent": list(ids), "topic": settings.input_topic}))
+            else:
+                click.echo(f"sent {len(ids)} deletes to {settings.input_topic}", err=True)
             return
         held = asyncio.run(_forget_now(settings, list(ids)))
+    if as_json:
+        forgot = {"forgot": [i for i, was in zip(ids, held, strict=True) if was]}
+        forgot["not_indexed"] = [i for i, was in zip(ids, held, strict=True) if not was]
+        click.echo(json.dumps(forgot))
+        return
     for article_id, was in zip(ids, held, strict=True):
         click.echo(f"{'forgot' if was else 'not indexed'}: {article_id}")
 
@@ -67,7 +77,8 @@ async def _send(settings: Settings, topic: str, messages: list[tuple[str, bytes 
 
 
 @click.command()
-def status() -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the status as one JSON object.")
+def status(as_json: bool) -> None:
     """What the shared index holds: articles, layout, bucket sizes, memory, retention."""
     from worker.index.redis.status import read_status
 
@@ -82,6 +93,13 @@ def status() -> None:
 
     with clean_errors():
         st = asyncio.run(run())
+    if as_json:
+        record = {"namespace": settings.namespace, **dataclasses.asdict(st)}
+        record["entries_per_bucket"] = st.entries_per_bucket
+        record["max_bucket_read"] = settings.max_bucket_read
+        record["retention_days"] = settings.retention_days or None
+        click.echo(json.dumps(record))
+        return
     layout = st.layout or {"layout": "(none yet: no worker has started on this namespace)"}
     click.echo(f"namespace      {settings.namespace}")
     click.echo(
@@ -124,13 +142,19 @@ def status() -> None:
     help="Least recall at every distance up to k; below 1 allows sampled tables.",
 )
 @click.option("--cosine", type=float, help="Also show what happens to a pair at this cosine.")
-def plan(threshold: int, docs: int, recall: float, cosine: float | None) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as one JSON object.")
+def plan(threshold: int, docs: int, recall: float, cosine: float | None, as_json: bool) -> None:
     """Compare the index layouts for threshold K and N articles; mark the worker's choice."""
     from worker.layout import cosine as cos
     from worker.layout import planner
 
     settings = settings_from_env(threshold=threshold, expected_docs=docs, recall=recall)
     chosen = planner.plan(threshold, docs, settings.max_bucket_read, recall)
+    if as_json and cosine is None:
+        click.echo(json.dumps(planner.plan_record(chosen)))
+        return
+    if as_json:
+        raise click.UsageError("--json and --cosine go separately")
     click.echo(
         f"threshold {threshold}, {docs:,} articles, recall >= {recall} at 0..{threshold},"
         f" at most {settings.max_bucket_read:,} entries read per bucket "

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 from math import ceil, comb, expm1, log
+from typing import Any
 
 from worker import defaults
 from worker.layout.tables import (
@@ -208,6 +209,34 @@ def plan_table(p: Plan) -> list[str]:
             f"{e.worker_us:>10,.0f}{e.articles_per_s:>8,.0f}  {recall}{hot}"
         )
     return lines
+
+
+def plan_record(p: Plan) -> dict[str, Any]:
+    """The plan as plain data (`dedup-worker plan --json`), the chosen layout first."""
+
+    def record(e: Estimate) -> dict[str, Any]:
+        k = e.layout.threshold
+        return {
+            "layout": e.layout.name(),
+            "tables": e.tables,
+            "key_bits": sorted({t.width for t in e.layout.tables}, reverse=True),
+            "probes": e.probes,
+            "candidates_per_probe": e.candidates_per_probe,
+            "candidates_per_article": e.candidates,
+            "bytes_per_article": e.bytes_per_article,
+            "redis_us": e.server_us,
+            "worker_us": e.worker_us,
+            "articles_per_s": e.articles_per_s,
+            "recall": [e.layout.recall(d) for d in range(k + 1)],
+            "hot": e.hot,
+        }
+
+    return {
+        "threshold": p.choice.layout.threshold,
+        "docs": p.choice.docs,
+        "chosen": record(p.choice),
+        "layouts": [record(e) for e in p.estimates],
+    }
 
 
 def _short(value: float) -> str:

@@ -4,7 +4,8 @@ At-least-once: a batch's verdicts are produced and acknowledged by Kafka before 
 acked (outbox.py, which sends them while the next batch is decided), and faust commits only
 acked offsets. A redelivered message gets its first verdict again (the index keeps one record
 per id). A batch that cannot be decided or published stops the worker at once (stop_worker):
-never skipped, it is redelivered to the worker that takes the partitions over.
+never skipped, it is redelivered to the worker that takes the partitions over. Exactly-once:
+the batch's output and offsets go out in Kafka transactions instead (transactions.py).
 """
 
 from __future__ import annotations
@@ -25,16 +26,17 @@ import faust
 from worker import wiring
 from worker.errors import IndexStoreError, IndexUnavailable, LayoutMismatch
 from worker.model import Decision
-from worker.pipeline.outputs import Destination, Source, output_messages
+from worker.pipeline.outputs import Destination, Outgoing, Source, output_messages
 from worker.pipeline.pipeline import Pipeline
 from worker.settings import Settings
 from worker.stream.health import Health
 from worker.stream.kafka import ssl_context
 from worker.stream.metrics import Metrics, TimedIndex
 from worker.stream.outbox import Outbox
+from worker.stream.transactions import Transactions
 
 if TYPE_CHECKING:
-    from worker.text.fingerprint import Fingerprinter
+    pass
 
 log = logging.getLogger(__name__)
 MAX_RETRY_DELAY_S = 5.0
@@ -60,21 +62,33 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> faust.App:
         Destination.REJECTED: app.topic(settings.rejected_topic, key_type=bytes, value_type=bytes),
     }
 
+    transactions = None
+    if settings.exactly_once:
+        transactions = Transactions(settings, lambda: app.consumer_generation_id)
+
+        @app.on_partitions_revoked.connect
+        async def end_transactions(sender: Any, /, *args: Any, **kwargs: Any) -> None:
+            await transactions.revoke()
+
     @app.agent(source, name="dedup")
     async def dedup(stream: faust.StreamT[bytes]) -> None:
         fingerprints = wiring.fingerprinter(settings)
-        index = _index(settings, metrics, fingerprints)
+        shared = wiring.redis_index(settings, fingerprints, metrics.index_reset)
+        metrics.cached_entries.set_function(lambda: shared.cached_entries)
+        index = TimedIndex(shared, metrics)
         pipeline = wiring.pipeline(settings, index, fingerprints)
-        outbox = Outbox(stream, on_failure=stop_worker)
+        outbox = Outbox(stream, on_failure=stop_worker, ack=transactions is None)
         try:
             async for events in batches(stream, settings):
                 with metrics.batch_seconds.time():
                     values = [e.message.value for e in events]
                     positions = [(e.message.partition, e.message.offset) for e in events]
                     decisions = await _run_with_retry(pipeline, values, positions, metrics)
-                await outbox.put(
-                    events, partial(_publish, events, decisions, sinks, settings, metrics)
-                )
+                if transactions is None:
+                    send = partial(_publish, events, decisions, sinks, settings, metrics)
+                else:
+                    send = partial(_commit, events, decisions, transactions, settings, metrics)
+                await outbox.put(events, send)
                 freeze_gc_once()
             await outbox.flush()
         except Exception as exc:  # (a rebalance cancels: not an Exception)
@@ -82,6 +96,8 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> faust.App:
         finally:
             outbox.abandon()
             await index.close()
+            if transactions is not None:
+                await transactions.close()
 
     if settings.retention_s:
         sweeper = _index(settings, metrics)
@@ -115,10 +131,8 @@ def run_worker(
     ).execute_from_commandline()
 
 
-def _index(
-    settings: Settings, metrics: Metrics, fingerprints: Fingerprinter | None = None
-) -> TimedIndex:
-    return TimedIndex(wiring.redis_index(settings, fingerprints, metrics.index_reset), metrics)
+def _index(settings: Settings, metrics: Metrics) -> TimedIndex:
+    return TimedIndex(wiring.redis_index(settings, on_reset=metrics.index_reset), metrics)
 
 
 def base_app(settings: Settings) -> faust.App:
@@ -142,6 +156,10 @@ def base_app(settings: Settings) -> faust.App:
         producer_acks=-1,
         producer_max_request_size=settings.output_max_bytes,
         broker_commit_interval=1.0,
+        # Exactly-once: no event is acked (transactions commit the offsets), so nothing to wait
+        # for at a rebalance, and faust's "has not committed" warning does not apply.
+        stream_wait_empty=not settings.exactly_once,
+        broker_commit_livelock_soft_timeout=float("inf") if settings.exactly_once else 300.0,
         # A replica that dies is noticed after this long, and its partitions move to the others.
         broker_session_timeout=10.0,
     )
@@ -230,9 +248,36 @@ async def _run_with_retry(
 def _observe(metrics: Metrics, events: Sequence[Any], decisions: Sequence[Decision]) -> None:
     metrics.record(decisions)
     now = time.time()
+    last: dict[Any, int] = {}
     for event in events:
-        if event.message.timestamp:
-            metrics.latency.observe(max(0.0, now - event.message.timestamp))
+        message = event.message
+        last[message.tp] = message.offset
+        if message.timestamp:
+            metrics.latency.observe(max(0.0, now - message.timestamp))
+    consumer = events[0].app.consumer if events else None
+    for tp, offset in last.items():
+        end = consumer.highwater(tp) if consumer is not None else None
+        if end is not None:
+            metrics.lag.labels(str(tp.partition)).set(max(0, end - offset - 1))
+
+
+def _outputs(event: Any, decision: Decision, settings: Settings) -> list[Outgoing]:
+    message = event.message
+    source = Source(
+        message.topic,
+        message.partition,
+        message.offset,
+        int(message.timestamp * 1000) if message.timestamp else None,
+    )
+    return output_messages(
+        decision,
+        message.value,
+        message.key,
+        source,
+        settings.max_message_bytes,
+        threshold=settings.threshold,
+        related_threshold=settings.related_threshold,
+    )
 
 
 async def _publish(
@@ -245,25 +290,26 @@ async def _publish(
     """Send every verdict and wait until Kafka has them all."""
     pending = []
     for event, decision in zip(events, decisions, strict=True):
-        message = event.message
-        source = Source(
-            message.topic,
-            message.partition,
-            message.offset,
-            int(message.timestamp * 1000) if message.timestamp else None,
-        )
-        for out in output_messages(
-            decision,
-            message.value,
-            message.key,
-            source,
-            settings.max_message_bytes,
-            threshold=settings.threshold,
-            related_threshold=settings.related_threshold,
-        ):
+        for out in _outputs(event, decision, settings):
             # force=True: send now, not at commit time (faust's "attachments").
             pending.append(
                 await sinks[out.destination].send(key=out.key, value=out.value, force=True)
             )
     await asyncio.gather(*pending)
     _observe(metrics, events, decisions)
+
+
+async def _commit(
+    events: Sequence[Any],
+    decisions: Sequence[Decision],
+    transactions: Transactions,
+    settings: Settings,
+    metrics: Metrics,
+) -> None:
+    """Send every verdict with the batch's offsets, in transactions."""
+    pairs = list(zip(events, decisions, strict=True))
+    committed = {
+        id(e) for e in await transactions.publish([(e, _outputs(e, d, settings)) for e, d in pairs])
+    }
+    kept = [(e, d) for e, d in pairs if id(e) in committed]
+    _observe(metrics, [e for e, _ in kept], [d for _, d in kept])

@@ -5,22 +5,28 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
+
+# What every LogRecord has; anything else on a record came from `extra=` and is kept.
+_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime"}
 
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object per log line (DEDUP_LOG_FORMAT=json)."""
+    """One JSON object per log line (DEDUP_LOG_FORMAT=json): UTC time to the millisecond,
+    level, logger, message, the fields given in `extra=`, and the exception if any."""
 
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
-            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S%z"),
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": record.getMessage(),
         }
+        entry.update((k, v) for k, v in vars(record).items() if k not in _STANDARD)
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
-        return json.dumps(entry, ensure_ascii=False)
+        return json.dumps(entry, ensure_ascii=False, default=str)
 
 
 class RedactSecrets(logging.Filter):

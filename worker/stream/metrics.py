@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import collections
 import logging
+import platform
 import time
 from collections.abc import Sequence
+from importlib import metadata
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    Info,
+    PlatformCollector,
+    ProcessCollector,
+)
 
 from worker.index.base import Index
 from worker.model import Decision, Forgotten, Probe, Rejection, Verdict
@@ -23,6 +33,23 @@ class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
+        ProcessCollector(registry=r)  # process_resident_memory_bytes, process_cpu_seconds_total
+        PlatformCollector(registry=r)
+        Info("dedup_build", "The worker's version and runtime", registry=r).info(
+            {"version": _version(), "python": platform.python_version()}
+        )
+        self.lag = Gauge(
+            "dedup_consumer_lag",
+            "Input messages after the worker's last batch of the partition (its end offset then "
+            "minus the batch's last offset, minus 1)",
+            ["partition"],
+            registry=r,
+        )
+        self.cached_entries = Gauge(
+            "dedup_bucket_cache_entries",
+            "Bucket entries in the worker's copy of the index's buckets (about 16 bytes each)",
+            registry=r,
+        )
         self.verdicts = Counter(
             "dedup_verdicts",
             "Verdicts sent, by kind; replayed: a message decided before (redelivery)",
@@ -113,6 +140,13 @@ class Metrics:
                     )
         for (counter, labels), count in tally.items():
             counter.labels(*labels).inc(count)
+
+
+def _version() -> str:
+    try:
+        return metadata.version("dedup-worker")
+    except metadata.PackageNotFoundError:  # run from a source tree that was not installed
+        return "unknown"
 
 
 class TimedIndex:

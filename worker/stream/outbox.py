@@ -1,6 +1,7 @@
 """Publishing a batch's output while the next batch is decided, without giving up
 at-least-once: a batch's input events are acked only after Kafka has acknowledged all of its
-output, and batches are published and acked one after another, in order (faust commits the
+output (or, with exactly-once, never: the transaction that sends it commits its offsets), and
+batches are published and acked one after another, in order (faust commits the
 offsets of acked events)."""
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ class Outbox:
         self,
         stream: faust.StreamT[Any],
         on_failure: Callable[[BaseException], None] | None = None,
+        ack: bool = True,
     ) -> None:
         self._stream = stream
         self._on_failure = on_failure
+        self._ack = ack  # False: the sends commit the offsets themselves (transactions)
         self._in_flight: asyncio.Future[None] | None = None
 
     async def put(self, events: Sequence[Any], send: Send) -> None:
@@ -53,5 +56,6 @@ class Outbox:
 
     async def _send_then_ack(self, events: Sequence[Any], send: Send) -> None:
         await send()
-        for event in events:
-            await self._stream.ack(event)
+        if self._ack:
+            for event in events:
+                await self._stream.ack(event)

@@ -46,6 +46,11 @@ class BucketCache:
         # the cache has seen (since.lua).
         self.last_entry = b""
 
+    @property
+    def entries(self) -> int:
+        """Entries held, in every bucket (removed ones too, until their bucket is read)."""
+        return int(self._sizes.sum())
+
     def add(self, entries: bytes, last: int) -> None:
         """The ring's entries (format.ENTRY) of the numbers after `self.last` up to `last`;
         those of removed articles (zeroed but for their number) are skipped. Each bucket keeps

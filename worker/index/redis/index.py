@@ -118,6 +118,11 @@ class RedisIndex:
         return self._cache is not None
 
     @property
+    def cached_entries(self) -> int:
+        """Bucket entries in this worker's copy (0 without one)."""
+        return self._cache.entries if self._cache is not None else 0
+
+    @property
     def description(self) -> dict[str, str]:
         """What the index stores about its layout and fingerprints; every worker on it must
         agree."""

@@ -1,0 +1,188 @@
+"""Exactly-once output (DEDUP_PROCESSING_GUARANTEE=exactly_once): a batch's messages and the
+next offset of each of its input partitions are written in one Kafka transaction per input
+partition, so that a consumer of the output topics that reads with
+isolation.level=read_committed sees each input's verdict once, whatever crashes.
+
+Each input partition has its own transactional producer (transactional.id: the app id, the
+input topic and the partition). Whoever takes a partition over starts a producer with its
+id, which fences the previous owner (a zombie's commit fails) and ends the transaction it
+left open; the partition's committed offset is read after that, and events below it (decided
+in a transaction that did commit) are dropped. faust commits nothing in this mode: no event
+is acked, the transactions carry the offsets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aiokafka import AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.errors import InvalidProducerEpoch, KafkaError, ProducerFenced
+
+from worker.errors import KafkaRefused, KafkaUnavailable
+from worker.pipeline.outputs import Destination, Outgoing
+from worker.settings import Settings
+from worker.stream.kafka import client_options
+
+log = logging.getLogger(__name__)
+# An event (faust's: .message has topic, partition, offset, generation_id) and its output.
+Item = tuple[Any, Sequence[Outgoing]]
+_FENCED = (ProducerFenced, InvalidProducerEpoch)
+
+
+@dataclass
+class _Partition:
+    generation: int  # the consumer group generation the producer was started in
+    producer: AIOKafkaProducer
+    floor: int  # offsets below it were committed by a transaction
+
+
+class Transactions:
+    """The transactional producers of the input partitions this worker owns. `generation`
+    returns the consumer group generation now (faust's app.consumer_generation_id): events
+    fetched in an earlier one are redelivered from the committed offset, so they are dropped.
+    """
+
+    def __init__(self, settings: Settings, generation: Callable[[], int]) -> None:
+        self._settings = settings
+        self._generation = generation
+        self._topics = {
+            Destination.UNIQUE: settings.unique_topic,
+            Destination.DUPLICATES: settings.duplicates_topic,
+            Destination.REJECTED: settings.rejected_topic,
+        }
+        self._partitions: dict[int, _Partition] = {}
+        self._closed = -1  # the last generation whose partitions were revoked
+        self._lock = asyncio.Lock()  # one batch at a time, and a revocation waits for it
+        self._admin: AIOKafkaAdminClient | None = None
+        self._admin_lock = asyncio.Lock()  # partitions start concurrently; one admin client
+
+    async def publish(self, items: Sequence[Item]) -> list[Any]:
+        """Commit every item's output with its offset, one transaction per input partition;
+        returns the events committed (the others were dropped: already committed, or fetched
+        before a rebalance)."""
+        async with self._lock:
+            groups: dict[tuple[int, int], list[Item]] = defaultdict(list)
+            for item in items:
+                message = item[0].message
+                groups[message.generation_id, message.partition].append(item)
+            done = await asyncio.gather(
+                *(self._commit(g, p, group) for (g, p), group in groups.items())
+            )
+        return [event for events in done for event in events]
+
+    async def revoke(self) -> None:
+        """Partitions are being revoked: no new transaction in this generation; the one in
+        flight ends first (so that the next owner never has to fence it), then the producers
+        stop."""
+        self._closed = self._generation()
+        async with self._lock:
+            await self._stop_producers()
+
+    async def close(self) -> None:
+        async with self._lock:
+            await self._stop_producers()
+            if self._admin is not None:
+                await self._admin.close()
+                self._admin = None
+
+    def _current(self, generation: int) -> bool:
+        return generation == self._generation() and generation > self._closed
+
+    async def _commit(self, generation: int, partition: int, items: list[Item]) -> list[Any]:
+        if not self._current(generation):
+            log.info(
+                "%d events of input partition %d fetched before a rebalance dropped",
+                len(items),
+                partition,
+            )
+            return []
+        state = await self._partition(generation, partition)
+        fresh = [item for item in items if item[0].message.offset >= state.floor]
+        if len(fresh) < len(items):
+            log.info(
+                "input partition %d: %d events below its committed offset %d dropped (their "
+                "verdicts were committed before this worker took it)",
+                partition,
+                len(items) - len(fresh),
+                state.floor,
+            )
+        items = fresh
+        if not items:
+            return []
+        last = items[-1][0].message.offset
+        producer = state.producer
+        try:
+            await producer.begin_transaction()
+            sent = [
+                await producer.send(self._topics[out.destination], out.value, key=out.key)
+                for _, outputs in items
+                for out in outputs
+            ]
+            await asyncio.gather(*sent)
+            offsets = {TopicPartition(self._settings.input_topic, partition): last + 1}
+            await producer.send_offsets_to_transaction(offsets, self._settings.app_id)
+            await producer.commit_transaction()
+        except _FENCED as exc:
+            if self._current(generation):
+                raise KafkaRefused(
+                    f"another worker took input partition {partition} over (its transactional "
+                    "producer fenced this one) while this worker still holds it"
+                ) from exc
+            log.info(
+                "partition %d moved during its transaction; its new owner decides it", partition
+            )
+            return []
+        except KafkaError as exc:
+            with contextlib.suppress(Exception):  # the next owner's producer aborts it anyway
+                await producer.abort_transaction()
+            raise KafkaUnavailable(f"transaction of input partition {partition}: {exc!r}") from exc
+        state.floor = last + 1
+        return [event for event, _ in items]
+
+    async def _partition(self, generation: int, partition: int) -> _Partition:
+        state = self._partitions.get(partition)
+        if state is not None and state.generation == generation:
+            return state
+        if state is not None:
+            del self._partitions[partition]
+            await state.producer.stop()
+        producer = AIOKafkaProducer(
+            **client_options(self._settings),
+            transactional_id=f"{self._settings.app_id}-{self._settings.input_topic}-{partition}",
+            max_request_size=self._settings.output_max_bytes,
+        )
+        try:
+            await producer.start()  # fences the previous owner, ends its open transaction
+            floor = await self._committed(partition)
+        except KafkaError as exc:
+            await producer.stop()
+            raise KafkaUnavailable(f"transactional producer of partition {partition}") from exc
+        state = self._partitions[partition] = _Partition(generation, producer, floor)
+        return state
+
+    async def _committed(self, partition: int) -> int:
+        """The partition's committed offset, read after its previous owner's transaction
+        ended (the consumer read it earlier, possibly before that transaction committed)."""
+        async with self._admin_lock:
+            if self._admin is None:
+                admin = AIOKafkaAdminClient(**client_options(self._settings))
+                await admin.start()
+                self._admin = admin
+        tp = TopicPartition(self._settings.input_topic, partition)
+        offsets = await self._admin.list_consumer_group_offsets(
+            self._settings.app_id, partitions=[tp]
+        )
+        committed = offsets.get(tp)
+        return committed.offset if committed is not None and committed.offset >= 0 else 0
+
+    async def _stop_producers(self) -> None:
+        partitions, self._partitions = self._partitions, {}
+        for state in partitions.values():
+            await state.producer.stop()
