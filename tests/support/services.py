@@ -1,7 +1,10 @@
 """Where the tests find real Redis and Kafka.
 
-In order: DEDUP_TEST_REDIS_URL / DEDUP_TEST_KAFKA_BOOTSTRAP if set; containers when a Docker
-engine answers (testcontainers); else the services of `stack/local-stack.sh up`.
+In order: DEDUP_TEST_REDIS_URL / DEDUP_TEST_KAFKA_BOOTSTRAP if set; containers started by
+testcontainers when DEDUP_TEST_SERVICES=containers (on the images docker-compose.yml names:
+redis:7, apache/kafka:4.1.1; here, stack/docker.sh's stand-ins); else the services of
+`stack/local-stack.sh up`. An engine that merely answers does not switch the suite to
+containers: which services run is chosen, not guessed.
 """
 
 from __future__ import annotations
@@ -12,7 +15,6 @@ import socket
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import cache
 from pathlib import Path
 
 import pytest
@@ -22,27 +24,23 @@ from tests.support import ROOT
 LOCAL_REDIS_URL = "redis://127.0.0.1:{port}/15"  # db 15: the tests wipe it, the demo uses 0
 LOCAL_KAFKA = "127.0.0.1:{port}"
 HINT = "start the local services first: bash stack/local-stack.sh up"
+KAFKA_IMAGE = "apache/kafka:4.1.1"
+REDIS_IMAGE = "redis:7"
 
 
-@cache
-def docker_available() -> bool:
-    try:
-        import docker
-
-        docker.from_env(timeout=3).ping()
-        return True
-    except Exception:
-        return False
+def use_containers() -> bool:
+    return os.environ.get("DEDUP_TEST_SERVICES", "local") == "containers"
 
 
 @contextmanager
 def redis_service() -> Iterator[str]:
     if url := os.environ.get("DEDUP_TEST_REDIS_URL"):
         yield url
-    elif docker_available():
+    elif use_containers():
+        os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")  # (no ryuk image here)
         from testcontainers.redis import RedisContainer
 
-        with RedisContainer("redis:7") as container:
+        with RedisContainer(REDIS_IMAGE) as container:
             host = container.get_container_host_ip()
             yield f"redis://{host}:{container.get_exposed_port(6379)}/0"
     else:
@@ -55,15 +53,41 @@ def redis_service() -> Iterator[str]:
 def kafka_service() -> Iterator[str]:
     if bootstrap := os.environ.get("DEDUP_TEST_KAFKA_BOOTSTRAP"):
         yield bootstrap
-    elif docker_available():
-        from testcontainers.kafka import KafkaContainer
-
-        with KafkaContainer("confluentinc/cp-kafka:7.6.0").with_kraft() as container:
-            yield container.get_bootstrap_server()
+    elif use_containers():
+        yield from _kafka_container()
     else:
         port = int(os.environ.get("DEDUP_STACK_KAFKA_PORT", "9092"))
         _require_port(port, "Kafka")
         yield LOCAL_KAFKA.format(port=port)
+
+
+def _kafka_container() -> Iterator[str]:
+    """A single KRaft node in a container, advertised on the host port it is published on."""
+    os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+    from testcontainers.core.container import DockerContainer
+    from testcontainers.core.waiting_utils import wait_for_logs
+
+    port = free_port()
+    settings = {
+        "KAFKA_NODE_ID": "1",
+        "KAFKA_PROCESS_ROLES": "broker,controller",
+        "KAFKA_CONTROLLER_QUORUM_VOTERS": "1@localhost:9093",
+        "KAFKA_CONTROLLER_LISTENER_NAMES": "CONTROLLER",
+        "KAFKA_LISTENERS": "PLAINTEXT://:9092,CONTROLLER://:9093",
+        "KAFKA_ADVERTISED_LISTENERS": f"PLAINTEXT://127.0.0.1:{port}",
+        "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR": "1",
+        "KAFKA_OFFSETS_TOPIC_NUM_PARTITIONS": "1",
+        "KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR": "1",
+        "KAFKA_TRANSACTION_STATE_LOG_MIN_ISR": "1",
+        "KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS": "0",
+    }
+    container = DockerContainer(KAFKA_IMAGE).with_bind_ports(9092, port)
+    for name, value in settings.items():
+        container = container.with_env(name, value)
+    with container:
+        wait_for_logs(container, "Kafka Server started", timeout=120)
+        yield f"127.0.0.1:{port}"
 
 
 def free_port() -> int:
@@ -125,7 +149,8 @@ def _require_port(port: int, what: str) -> None:
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
     except OSError:
         pytest.fail(
-            f"{what} is not running on 127.0.0.1:{port} and no Docker engine answers; {HINT}",
+            f"{what} is not running on 127.0.0.1:{port}; {HINT} (or set "
+            "DEDUP_TEST_SERVICES=containers to use Docker)",
             pytrace=False,
         )
 
