@@ -35,3 +35,32 @@ def test_dockerfile_installs_the_package_and_runs_the_cli() -> None:
     dockerfile = (ROOT / "Dockerfile").read_text()
     assert "pip install" in dockerfile
     assert 'ENTRYPOINT ["dedup-worker"]' in dockerfile
+
+
+def _exported() -> set[str]:
+    """Every sample name the worker's /metrics can show (counters' _total, histograms' parts)."""
+    from worker.stream.metrics import Metrics
+
+    names = set()
+    for family in Metrics().registry.collect():
+        names.add(family.name)
+        if family.type == "counter":
+            names.add(f"{family.name}_total")
+        if family.type == "histogram":
+            names.update(f"{family.name}_{part}" for part in ("bucket", "sum", "count"))
+        if family.type == "info":
+            names.add(f"{family.name}_info")
+    return names
+
+
+def test_the_dashboard_and_the_alert_rules_ask_only_for_metrics_the_worker_exports() -> None:
+    import json
+    import re
+
+    dashboard = json.loads((ROOT / "deploy/grafana/dedup-worker.json").read_text())
+    queries = [t["expr"] for panel in dashboard["panels"] for t in panel["targets"]]
+    rules = yaml.safe_load((ROOT / "deploy/prometheus/alerts.yaml").read_text())
+    queries += [rule["expr"] for group in rules["groups"] for rule in group["rules"]]
+    asked = {m for q in queries for m in re.findall(r"\b(?:dedup|process)_[a-z_]+\b", q)}
+    assert asked, "no metric found in the queries"
+    assert asked <= _exported(), sorted(asked - _exported())

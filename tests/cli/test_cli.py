@@ -5,6 +5,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from tests.support import ROOT
 from tests.support.factories import probe
 from tests.support.schemas import validate
 from tests.support.tenant import Tenant, collect_until
@@ -268,3 +269,19 @@ def test_status_reports_the_index(redis_url: str, tmp_path: Path) -> None:
     assert (record["records"], record["originals"], record["entries"]) == (3, 2, 4)
     assert record["layout"]["layout"] == "multi-index"
     assert record["retention_days"] is None
+
+
+def test_the_readme_sample_is_what_scan_prints_for_the_examples() -> None:
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("<!-- scan-sample -->", 1)[1].split("```json\n", 1)[1]
+    sample = block.split("```", 1)[0].splitlines()
+    assert sample
+    examples = b"".join(
+        (ROOT / "examples" / n).read_bytes() for n in ("originals.jsonl", "later.jsonl")
+    )
+    result = CliRunner().invoke(main, ["scan", "-"], input=examples)
+    assert result.exit_code == 0, result.output
+    printed = result.output.splitlines()
+    assert f"Of the {len(printed)} lines" in readme
+    for line in sample:
+        assert line in printed, line
