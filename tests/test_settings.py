@@ -122,3 +122,14 @@ def test_a_variable_may_name_a_file_that_holds_its_value(tmp_path: Path) -> None
 def test_secret_files_that_cannot_work_are_named(env: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(message)):
         Settings.from_env(env)
+
+
+def test_jieba_units_without_jieba_installed_say_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import worker.settings
+
+    monkeypatch.setattr(worker.settings, "find_spec", lambda name: None)
+    with pytest.raises(ConfigError, match=re.escape("pip install 'dedup-worker[jieba]'")):
+        Settings(chinese_units="jieba")
+    assert Settings().chinese_units is ChineseUnits.CHARACTERS  # the default needs no jieba

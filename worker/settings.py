@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -168,6 +169,11 @@ class Settings:
             isinstance(self.processing_guarantee, Guarantee),
             f"processing_guarantee must be one of {[m.value for m in Guarantee]}, "
             f"got {self.processing_guarantee!r}",
+        )
+        _check(
+            self.chinese_units is not ChineseUnits.JIEBA or find_spec("jieba") is not None,
+            "chinese_units 'jieba' needs jieba: pip install 'dedup-worker[jieba]' "
+            "(or use the default, characters)",
         )
         _check(self.min_words >= 0, f"min_words must be >= 0, got {self.min_words}")
         _check(

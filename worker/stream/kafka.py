@@ -25,6 +25,7 @@ from aiokafka.errors import (
 from aiokafka.helpers import create_ssl_context
 
 from worker.errors import KafkaRefused, KafkaUnavailable
+from worker.pipeline.outputs import Destination
 from worker.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -119,14 +120,27 @@ async def ensure_topics(settings: Settings) -> None:
             log.info("created topic %s", topic)
 
 
-def producer(settings: Settings) -> AbstractAsyncContextManager[AIOKafkaProducer]:
+def producer(
+    settings: Settings, linger_ms: int = 5, idempotent: bool = False
+) -> AbstractAsyncContextManager[AIOKafkaProducer]:
+    """A producer that waits for every replica (acks=all); `idempotent`: retries can neither
+    repeat nor reorder a message."""
     client = AIOKafkaProducer(
         **client_options(settings),
         acks="all",
-        linger_ms=5,
+        linger_ms=linger_ms,
+        enable_idempotence=idempotent,
         max_request_size=settings.output_max_bytes,
     )
     return _running(client, settings)
+
+
+def output_topics(settings: Settings) -> dict[Destination, str]:
+    return {
+        Destination.UNIQUE: settings.unique_topic,
+        Destination.DUPLICATES: settings.duplicates_topic,
+        Destination.REJECTED: settings.rejected_topic,
+    }
 
 
 def consumer(

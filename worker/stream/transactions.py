@@ -26,9 +26,9 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import InvalidProducerEpoch, KafkaError, ProducerFenced
 
 from worker.errors import KafkaRefused, KafkaUnavailable
-from worker.pipeline.outputs import Destination, Outgoing
+from worker.pipeline.outputs import Outgoing
 from worker.settings import Settings
-from worker.stream.kafka import client_options
+from worker.stream.kafka import client_options, output_topics
 
 log = logging.getLogger(__name__)
 # An event (faust's: .message has topic, partition, offset, generation_id) and its output.
@@ -52,11 +52,7 @@ class Transactions:
     def __init__(self, settings: Settings, generation: Callable[[], int]) -> None:
         self._settings = settings
         self._generation = generation
-        self._topics = {
-            Destination.UNIQUE: settings.unique_topic,
-            Destination.DUPLICATES: settings.duplicates_topic,
-            Destination.REJECTED: settings.rejected_topic,
-        }
+        self._topics = output_topics(settings)
         self._partitions: dict[int, _Partition] = {}
         self._closed = -1  # the last generation whose partitions were revoked
         self._lock = asyncio.Lock()  # one batch at a time, and a revocation waits for it
