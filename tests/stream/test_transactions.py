@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
@@ -61,14 +62,26 @@ def committed_ids(tenant: Tenant, count: int) -> list[str]:
     return sorted(body["id"] for body in out.get("unique", []))
 
 
-def group_offset(tenant: Tenant, partition: int, loop: asyncio.AbstractEventLoop) -> int:
+def group_offset(
+    tenant: Tenant, partition: int, loop: asyncio.AbstractEventLoop, expected: int
+) -> int:
+    """The group's committed offset of the input partition: `expected` as soon as it shows,
+    else the last seen in 15 s (a transaction's markers are written after its commit
+    returns)."""
+
     async def read() -> int:
         admin = AIOKafkaAdminClient(bootstrap_servers=tenant.kafka)
         await admin.start()
         try:
             tp = TopicPartition(tenant.settings.input_topic, partition)
-            offsets = await admin.list_consumer_group_offsets(tenant.settings.app_id)
-            return int(offsets[tp].offset)
+            offset, deadline = -1, time.monotonic() + 15
+            while time.monotonic() < deadline:
+                offsets = await admin.list_consumer_group_offsets(tenant.settings.app_id)
+                offset = int(offsets[tp].offset) if tp in offsets else -1
+                if offset == expected:
+                    break
+                await asyncio.sleep(0.2)
+            return offset
         finally:
             await admin.close()
 
@@ -81,7 +94,7 @@ def test_a_new_owner_fences_the_old_and_skips_what_it_committed(
     old = Transactions(tenant.settings, Generation())
     published = loop.run_until_complete(old.publish(items(0, range(0, 10))))
     assert offsets_of(published) == list(range(10))
-    assert group_offset(tenant, 0, loop) == 10
+    assert group_offset(tenant, 0, loop, 10) == 10
 
     # The next owner reads from an offset fetched before the old owner's commit: 5..14.
     new = Transactions(tenant.settings, Generation())
@@ -95,7 +108,7 @@ def test_a_new_owner_fences_the_old_and_skips_what_it_committed(
     loop.run_until_complete(new.close())
 
     assert committed_ids(tenant, 15) == sorted(f"p0-{i}" for i in range(15))
-    assert group_offset(tenant, 0, loop) == 15
+    assert group_offset(tenant, 0, loop, 15) == 15
 
 
 def test_events_from_before_a_rebalance_or_during_a_revocation_are_dropped(
@@ -114,4 +127,4 @@ def test_events_from_before_a_rebalance_or_during_a_revocation_are_dropped(
     loop.run_until_complete(txns.close())
 
     assert committed_ids(tenant, 6) == sorted(f"p1-{i}" for i in range(6))
-    assert group_offset(tenant, 1, loop) == 6
+    assert group_offset(tenant, 1, loop, 6) == 6

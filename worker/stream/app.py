@@ -16,7 +16,8 @@ import logging
 import os
 import tempfile
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AsyncExitStack
 from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, cast
@@ -47,6 +48,8 @@ REFUSED_TRIES = 5
 EXIT_STOPPED = 70  # (EX_SOFTWARE) the exit status of a worker stopped by stop_worker
 SWEEP_INTERVAL_S = 1.0  # with a retention window: one expiry sweep step this often
 SWEEP_STEP = 1000  # records looked at per step (one short Lua call)
+# Sends a batch's verdicts (events, decisions) and returns once Kafka has them.
+Deliver = Callable[[Sequence[Any], Sequence[Decision]], Awaitable[None]]
 
 
 def create_app(settings: Settings, metrics: Metrics | None = None) -> faust.App:
@@ -73,19 +76,25 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> faust.App:
         pipeline = wiring.pipeline(settings, index, fingerprints)
         outbox = Outbox(stream, on_failure=stop_worker, ack=transactions is None)
         try:
-            # The verdicts go out through a plain aiokafka producer, not faust's topics: a send
-            # through faust costs several times the Python (docs/performance.md).
-            async with producer(settings, linger_ms=0, idempotent=True) as out:
+            async with AsyncExitStack() as resources:
+                deliver: Deliver
+                if transactions is None:
+                    # A plain aiokafka producer, not faust's topics: fewer Python calls per
+                    # message (docs/performance.md).
+                    out = await resources.enter_async_context(
+                        producer(settings, linger_ms=0, idempotent=True)
+                    )
+                    deliver = partial(_publish, out=out, settings=settings, metrics=metrics)
+                else:
+                    deliver = partial(
+                        _commit, transactions=transactions, settings=settings, metrics=metrics
+                    )
                 async for events in batches(stream, settings):
                     with metrics.batch_seconds.time():
                         values = [e.message.value for e in events]
                         positions = [(e.message.partition, e.message.offset) for e in events]
                         decisions = await _run_with_retry(pipeline, values, positions, metrics)
-                    if transactions is None:
-                        send = partial(_publish, events, decisions, out, settings, metrics)
-                    else:
-                        send = partial(_commit, events, decisions, transactions, settings, metrics)
-                    await outbox.put(events, send)
+                    await outbox.put(events, partial(deliver, events, decisions))
                     freeze_gc_once()
                 await outbox.flush()
         except Exception as exc:  # (a rebalance cancels: not an Exception)
