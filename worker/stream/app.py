@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from functools import cache, partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, cast
+from typing import Any, NoReturn, cast
 
 import faust
 from aiokafka import AIOKafkaProducer
@@ -36,9 +36,6 @@ from worker.stream.kafka import output_topics, producer, ssl_context
 from worker.stream.metrics import Metrics, TimedIndex
 from worker.stream.outbox import Outbox
 from worker.stream.transactions import Transactions
-
-if TYPE_CHECKING:
-    pass
 
 log = logging.getLogger(__name__)
 MAX_RETRY_DELAY_S = 5.0
