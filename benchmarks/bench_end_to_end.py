@@ -1,17 +1,19 @@
-"""The worker end to end on real Kafka and Redis, against a do-nothing passthrough through the
-same broker with the same faust settings, in one run.
+"""The worker end to end on real Kafka and Redis, beside Kafka's own rates, a bare aiokafka
+passthrough and a faust passthrough through the same broker, in one run.
 
+0. Kafka's own rates for the same records on this machine: an aiokafka producer, then a
+   consumer reading them back.
 1. Throughput: N articles are loaded into the input topic first; then one process drains it:
-   a bare aiokafka passthrough (the client's ceiling), the faust passthrough sending through
-   faust's topics, the faust passthrough sending as the worker does (its path with no work),
-   the worker, and the worker with exactly-once output, in turn, three
-   rounds; the ratios are taken within each round. Articles/s are taken from the output
-   records' own timestamps, first to last, so start-up time is left out; the records are read
-   after the drain, so that reading them does not take CPU from the drain.
+   a bare aiokafka passthrough (the client's ceiling), a faust passthrough (faust's stream),
+   the worker, and the worker with exactly-once output, in turn, three rounds; the ratios
+   are taken within each round; with the CPU per article of the process, Redis and Kafka.
+   Articles/s are taken from the output records' own timestamps, first to last, so start-up
+   time is left out; the records are read after the drain, so that reading them does not
+   take CPU from the drain.
 2. Latency: at a steady publish rate of half the measured maximum (the median of the drains),
    the time from publishing an article to receiving its output, p50 and p99, after 3 s of
    warm-up.
-3. The worker again with two processes on the input topic's four partitions.
+3. The worker again with two and with four processes on the input topic's four partitions.
 
 Needs Kafka and Redis (`bash stack/local-stack.sh up`). Each run starts on an emptied Redis
 database (`--redis-url`, db 13 by default) with no AOF rewrite pending.
@@ -30,6 +32,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +48,7 @@ WARM_UP_S = 3.0
 PASSTHROUGH = ("-m", "benchmarks.passthrough")
 BARE = ("-m", "benchmarks.bare_passthrough")
 EXACTLY_ONCE = {"DEDUP_PROCESSING_GUARANTEE": "exactly_once"}
+SERVICES = {"Redis": "redis-server", "Kafka": "kafka.Kafka"}  # command lines, for their CPU
 
 
 async def produce(
@@ -181,18 +185,86 @@ async def wait_for_drain(tenant: Tenant, give_up_after: float) -> None:
         await admin.close()
 
 
-def throughput(run: Run, articles: list[dict[str, Any]], timeout: float) -> float:
-    """Articles/s of the processes draining a topic that already holds all the articles. The
-    outputs are read once they are all out."""
+@dataclass
+class Drain:
+    rate: float  # articles/s
+    cpu_us: dict[str, float]  # CPU per article of the processes under test, Redis, Kafka
+    busy: float  # the share of the machine's cores those used during the drain
+
+    def describe(self) -> str:
+        cpu = ", ".join(f"{name} {us:,.0f}" for name, us in self.cpu_us.items())
+        return f"{self.rate:9,.0f} articles/s   CPU us/article: {cpu}; cores {self.busy:.0%} busy"
+
+
+def throughput(run: Run, articles: list[dict[str, Any]], timeout: float) -> Drain:
+    """Articles/s of the processes draining a topic that already holds all the articles, and
+    the CPU that the processes, Redis and Kafka spent on it. The outputs are read once they
+    are all out."""
     asyncio.run(produce(run.tenant.kafka, run.tenant.settings.input_topic, articles))
     try:
         run.start()
+        services = {name: _pids(pattern) for name, pattern in SERVICES.items()}
+        meters = {"process": [p.proc.pid for p in run.started], **services}
+        before = {name: cpu_seconds(pids) for name, pids in meters.items()}
+        start = time.monotonic()
         asyncio.run(wait_for_drain(run.tenant, timeout))
+        elapsed = time.monotonic() - start
+        spent = {name: cpu_seconds(pids) - before[name] for name, pids in meters.items()}
     finally:
         run.stop()
     records = asyncio.run(consume(run.tenant.kafka, run.outputs, len(articles), timeout))
     stamps = sorted(r[0] for r in records)
-    return (len(stamps) - 1) / ((stamps[-1] - stamps[0]) / 1000)
+    cpu_us = {name: seconds / len(articles) * 1e6 for name, seconds in spent.items()}
+    busy = sum(spent.values()) / (elapsed * (os.cpu_count() or 1))
+    return Drain((len(stamps) - 1) / ((stamps[-1] - stamps[0]) / 1000), cpu_us, busy)
+
+
+def _pids(pattern: str) -> list[int]:
+    """The processes whose command line holds `pattern` (Linux's /proc)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if pattern in cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace"):
+                found.append(int(cmdline.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU seconds the processes have used (0 for any that is gone)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+async def broker_ceiling(kafka: str, topic: str, articles: list[dict[str, Any]]) -> str:
+    """Kafka's own rates on this machine for the same records: an aiokafka producer sending
+    them (encoded beforehand, acks=all), then a consumer reading them back."""
+    bodies = [(json.dumps(a).encode(), a["id"].encode()) for a in articles]
+    producer = AIOKafkaProducer(bootstrap_servers=kafka, acks="all", linger_ms=5)
+    await producer.start()
+    try:
+        start = time.monotonic()
+        pending = [await producer.send(topic, body, key=key) for body, key in bodies]
+        await asyncio.gather(*pending)
+        produced = len(bodies) / (time.monotonic() - start)
+    finally:
+        await producer.stop()
+    async with reader(kafka, [topic]) as (consumer, parts):
+        consumer.assign(parts)
+        await consumer.seek_to_beginning(*parts)
+        start, count = time.monotonic(), 0
+        while count < len(bodies):
+            batch = await consumer.getmany(timeout_ms=200, max_records=10_000)
+            count += sum(len(records) for records in batch.values())
+        consumed = count / (time.monotonic() - start)
+    return f"produce {produced:,.0f} records/s, consume {consumed:,.0f} records/s"
 
 
 def latency(
@@ -266,12 +338,13 @@ def main() -> None:
     # A broker just started runs slower for a minute or so (its JVM compiles as it goes), and
     # it would slow whichever run came first: warm it up with a passthrough run, not reported.
     throughput(new(PASSTHROUGH), articles[: max(5_000, len(articles) // 10)], args.timeout)
+    topic = new(BARE).tenant.settings.input_topic
+    print(f"broker      {asyncio.run(broker_ceiling(args.kafka, topic, articles))}")
 
-    # The machine's speed drifts over minutes: the ratio is taken within each pair of
-    # neighbouring runs, and the median pair reported.
+    # The machine's speed drifts over minutes: the ratios are taken within each round of
+    # neighbouring runs, and the median reported.
     kinds: dict[str, tuple[tuple[str, ...], dict[str, str] | None]] = {
         "bare client": (BARE, None),
-        "faust sends": (PASSTHROUGH, {"DEDUP_BENCH_FAUST_SEND": "1"}),
         "passthrough": (PASSTHROUGH, None),
         "worker": (WORKER, None),
         "exactly-once": (WORKER, EXACTLY_ONCE),
@@ -279,16 +352,15 @@ def main() -> None:
     runs: dict[str, list[float]] = {name: [] for name in kinds}
     for _ in range(args.pairs):
         for name, (command, env) in kinds.items():
-            runs[name].append(throughput(new(command, env=env), articles, args.timeout))
-            print(f"throughput  {name:<12} {runs[name][-1]:9,.0f} articles/s")
-        ratio = runs["worker"][-1] / runs["passthrough"][-1]
+            drain = throughput(new(command, env=env), articles, args.timeout)
+            runs[name].append(drain.rate)
+            print(f"throughput  {name:<12} {drain.describe()}")
+        last = {name: rates[-1] for name, rates in runs.items()}
         print(
-            f"            passthrough / bare client = "
-            f"{runs['passthrough'][-1] / runs['bare client'][-1]:.0%}, "
-            f"faust sends / passthrough = "
-            f"{runs['faust sends'][-1] / runs['passthrough'][-1]:.0%}, "
-            f"worker / passthrough = {ratio:.0%}, "
-            f"exactly-once / worker = {runs['exactly-once'][-1] / runs['worker'][-1]:.0%}"
+            f"            worker / passthrough = {last['worker'] / last['passthrough']:.0%}, "
+            f"worker / bare client = {last['worker'] / last['bare client']:.0%}, "
+            f"passthrough / bare client = {last['passthrough'] / last['bare client']:.0%}, "
+            f"exactly-once / worker = {last['exactly-once'] / last['worker']:.0%}"
         )
     ratios = [w / p for w, p in zip(runs["worker"], runs["passthrough"], strict=True)]
     costs = [e / w for e, w in zip(runs["exactly-once"], runs["worker"], strict=True)]
@@ -302,7 +374,7 @@ def main() -> None:
     )
 
     for name, (command, env) in kinds.items():
-        if name in ("bare client", "faust sends"):
+        if name == "bare client":
             continue
         rate = rates[name] / 2
         count = max(100, int(rate * (args.latency_seconds + WARM_UP_S)))
@@ -313,11 +385,12 @@ def main() -> None:
             f"{WARM_UP_S:.0f} s of warm-up: p50 {p50:6.1f} ms   p99 {p99:6.1f} ms"
         )
 
-    two = throughput(new(WORKER, processes=2), articles, args.timeout)
-    print(
-        f"throughput  2 workers    {two:9,.0f} articles/s   "
-        f"({two / rates['worker']:.2f}x one worker)"
-    )
+    for processes in (2, 4):
+        drain = throughput(new(WORKER, processes=processes), articles, args.timeout)
+        print(
+            f"throughput  {processes} workers    {drain.describe()} "
+            f"({drain.rate / rates['worker']:.2f}x one worker)"
+        )
     print(f"machine     {load_average()} after (a busy machine makes every figure lower)")
 
 

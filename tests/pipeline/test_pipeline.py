@@ -1,8 +1,10 @@
 import json
+from collections.abc import Sequence
+from dataclasses import replace
 
 from tests.support.texts import PRODUCT_PAGE, RECIPE
 from worker.index import MemoryIndex
-from worker.model import Accepted, Forgotten, Kind, Reason, Rejection
+from worker.model import Accepted, Forgotten, Kind, Probe, Reason, Rejection, Verdict
 from worker.pipeline.pipeline import Pipeline
 from worker.text.fingerprint import Fingerprinter
 
@@ -69,3 +71,41 @@ async def test_deletions_apply_in_their_place_in_the_batch() -> None:
     bad = decisions[5]
     assert isinstance(bad, Rejection)
     assert bad.reason is Reason.INVALID_VALUE
+
+
+class CountingIndex(MemoryIndex):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    async def check_and_insert(self, probes: Sequence[Probe]) -> list[Verdict]:
+        self.calls += 1
+        return await super().check_and_insert(probes)
+
+
+async def test_prepare_needs_no_index_and_a_decision_can_be_retried() -> None:
+    index = CountingIndex()
+    decider = Pipeline(Fingerprinter(), index, 100_000)
+    raws = [
+        _raw("page", PRODUCT_PAGE),
+        _raw("copy", PRODUCT_PAGE.replace("Portland", "Denver")),
+        json.dumps({"id": "page", "op": "delete"}).encode(),
+        _raw("recipe", RECIPE),
+    ]
+    positions = [(0, offset) for offset in range(len(raws))]
+    prepared = decider.prepare(raws, positions)
+    assert index.calls == 0  # fingerprinted, nothing asked of the index yet
+    first = await decider.decide(prepared)
+    again = await decider.decide(prepared)  # as after an index that failed mid-batch
+    assert [type(d).__name__ for d in first] == ["Accepted", "Accepted", "Forgotten", "Accepted"]
+    for before, after in zip(first, again, strict=True):
+        if isinstance(before, Accepted):  # the index replays its verdicts
+            assert isinstance(after, Accepted)
+            assert after.verdict.replayed
+            # (what it compared is not replayed: nothing was compared)
+            assert replace(after.verdict, replayed=False, candidates=0) == replace(
+                before.verdict, candidates=0
+            )
+    copy = first[1]
+    assert isinstance(copy, Accepted)
+    assert copy.verdict.duplicate_of == "page"

@@ -58,7 +58,7 @@ def no_wait(monkeypatch: pytest.MonkeyPatch) -> None:
 
 async def test_an_unreachable_index_is_waited_for_as_long_as_it_takes(no_wait: None) -> None:
     pipeline = FailingPipeline(*[IndexUnavailable("down")] * 50)
-    assert await app._run_with_retry(pipeline, [b"x"], None, Metrics()) == []
+    assert await app._run_with_retry(lambda: pipeline.run([b"x"]), Metrics()) == []
     assert pipeline.runs == 51
 
 
@@ -67,19 +67,19 @@ async def test_an_index_that_refuses_the_batch_is_tried_a_few_times_then_raises(
 ) -> None:
     pipeline = FailingPipeline(*[IndexStoreError("script error")] * 50)
     with pytest.raises(IndexStoreError, match="script error"):
-        await app._run_with_retry(pipeline, [b"x"], None, Metrics())
+        await app._run_with_retry(lambda: pipeline.run([b"x"]), Metrics())
     assert pipeline.runs == app.REFUSED_TRIES
 
 
 async def test_another_layout_is_not_retried(no_wait: None) -> None:
     pipeline = FailingPipeline(LayoutMismatch("other layout"))
     with pytest.raises(LayoutMismatch):
-        await app._run_with_retry(pipeline, [b"x"], None, Metrics())
+        await app._run_with_retry(lambda: pipeline.run([b"x"]), Metrics())
     assert pipeline.runs == 1
 
 
 def test_the_data_folder_is_not_in_the_working_directory() -> None:
     # An image runs the worker as a user who may not write its working directory.
-    datadir = Path(app.base_app(Settings(app_id="where")).conf.datadir)
+    datadir = Path(app.create_app(Settings(app_id="where")).conf.datadir)
     assert datadir.is_relative_to(tempfile.gettempdir())
     assert not datadir.is_relative_to(Path.cwd())

@@ -43,10 +43,9 @@ def test_metrics_count_verdicts_dead_letters_candidates_and_hot_buckets(
 
 def test_process_build_and_lag_metrics() -> None:
     from types import SimpleNamespace
+    from typing import Any, cast
 
-    from faust.types import TP
-
-    from worker.stream.app import _observe
+    from worker.stream.deliver import observe
 
     metrics = Metrics()
     assert _sample(metrics, "process_resident_memory_bytes") > 0
@@ -55,13 +54,11 @@ def test_process_build_and_lag_metrics() -> None:
     assert build[0].samples[0].labels["python"].count(".") == 2
 
     ends = {0: 120, 1: 50}
-    consumer = SimpleNamespace(highwater=lambda tp: ends[tp.partition])
+    source = cast(Any, SimpleNamespace(highwater=lambda tp: ends[tp.partition]))
 
-    def event(partition: int, offset: int) -> SimpleNamespace:
-        tp = TP("articles", partition)
-        message = SimpleNamespace(tp=tp, offset=offset, timestamp=None)
-        return SimpleNamespace(message=message, app=SimpleNamespace(consumer=consumer))
+    def record(partition: int, offset: int) -> Any:
+        return SimpleNamespace(topic="articles", partition=partition, offset=offset, timestamp=0)
 
-    _observe(metrics, [event(0, 99), event(1, 49), event(0, 100)], [])
+    observe(metrics, source, [record(0, 99), record(1, 49), record(0, 100)], [])
     assert _sample(metrics, "dedup_consumer_lag", partition="0") == 19
     assert _sample(metrics, "dedup_consumer_lag", partition="1") == 0

@@ -1,32 +1,30 @@
-"""The Outbox, which carries the at-least-once guarantee: a batch's events are acked only after
-its output is sent, batches are acked in order, a failed send surfaces, and abandoning stops
-the send without acking anything."""
+"""The Outbox, which carries the at-least-once guarantee: a batch is reported delivered only
+after its output is sent, batches are reported in order, a failed send surfaces, and abandoning
+stops the send without reporting anything."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, cast
+from typing import Any
 
-import faust
 import pytest
 
 from worker.stream.outbox import Outbox
 
 
 class FakeStream:
-    """Records the events acked, in order."""
+    """Records the events of the batches reported delivered, in order."""
 
     def __init__(self) -> None:
         self.acked: list[str] = []
 
-    async def ack(self, event: str) -> bool:
-        self.acked.append(event)
-        return True
+    def delivered(self, batch: list[str]) -> None:
+        self.acked.extend(batch)
 
 
-def outbox() -> tuple[Outbox, FakeStream]:
+def outbox() -> tuple[Outbox[list[str]], FakeStream]:
     stream = FakeStream()
-    return Outbox(cast(faust.StreamT[Any], stream)), stream
+    return Outbox(delivered=stream.delivered), stream
 
 
 async def test_events_are_acked_only_after_their_send_completes() -> None:
@@ -117,7 +115,7 @@ async def test_abandon_cancels_the_send_in_flight_and_acks_nothing() -> None:
 async def test_a_failed_send_is_reported_at_once_without_another_batch() -> None:
     stream = FakeStream()
     failures: list[BaseException] = []
-    box = Outbox(cast(faust.StreamT[Any], stream), on_failure=failures.append)
+    box = Outbox(on_failure=failures.append, delivered=stream.delivered)
 
     async def fails() -> None:
         raise RuntimeError("produce failed")
@@ -134,9 +132,8 @@ async def test_a_failed_send_is_reported_at_once_without_another_batch() -> None
     assert len(failures) == 1
 
 
-async def test_without_acks_batches_still_go_out_in_order_and_nothing_is_acked() -> None:
-    stream = FakeStream()
-    box = Outbox(cast(faust.StreamT[Any], stream), ack=False)  # transactions commit offsets
+async def test_without_delivered_batches_still_go_out_in_order() -> None:
+    box: Outbox[list[str]] = Outbox()  # (transactions commit offsets)
     order: list[str] = []
 
     def sender(name: str) -> Any:
@@ -150,4 +147,3 @@ async def test_without_acks_batches_still_go_out_in_order_and_nothing_is_acked()
     await box.put(["2a"], sender("second"))
     await box.flush()
     assert order == ["first", "second"]
-    assert stream.acked == []

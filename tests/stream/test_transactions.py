@@ -1,5 +1,5 @@
 """Exactly-once output on a real broker: what a read_committed consumer sees when a partition
-changes hands, a zombie keeps publishing, or events come from before a rebalance."""
+changes hands, a zombie keeps publishing, or records come from before a rebalance."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from worker.stream.transactions import Item, Transactions
 
 
 class Generation:
-    """Stands in for faust's consumer group generation."""
+    """Stands in for the input's assignment (Input.epoch)."""
 
     def __init__(self) -> None:
         self.now = 1
@@ -30,18 +30,18 @@ class Generation:
         return self.now
 
 
-def items(partition: int, offsets: range, generation: int = 1) -> list[Item]:
-    """Events at these offsets, each with one unique verdict naming its offset."""
+def items(partition: int, offsets: range) -> list[Item]:
+    """Records at these offsets, each with one unique verdict naming its offset."""
     out: list[Item] = []
     for offset in offsets:
-        message = SimpleNamespace(partition=partition, offset=offset, generation_id=generation)
+        record = SimpleNamespace(partition=partition, offset=offset)
         body = json.dumps({"id": f"p{partition}-{offset}"}).encode()
-        out.append((SimpleNamespace(message=message), [Outgoing(Destination.UNIQUE, None, body)]))
+        out.append((record, [Outgoing(Destination.UNIQUE, None, body)]))
     return out
 
 
-def offsets_of(events: list[Any]) -> list[int]:
-    return [e.message.offset for e in events]
+def offsets_of(records: list[Any]) -> list[int]:
+    return [r.offset for r in records]
 
 
 @pytest.fixture
@@ -92,18 +92,18 @@ def test_a_new_owner_fences_the_old_and_skips_what_it_committed(
     tenant: Tenant, loop: asyncio.AbstractEventLoop
 ) -> None:
     old = Transactions(tenant.settings, Generation())
-    published = loop.run_until_complete(old.publish(items(0, range(0, 10))))
+    published = loop.run_until_complete(old.publish(1, items(0, range(0, 10))))
     assert offsets_of(published) == list(range(10))
     assert group_offset(tenant, 0, loop, 10) == 10
 
     # The next owner reads from an offset fetched before the old owner's commit: 5..14.
     new = Transactions(tenant.settings, Generation())
-    published = loop.run_until_complete(new.publish(items(0, range(5, 15))))
+    published = loop.run_until_complete(new.publish(1, items(0, range(5, 15))))
     assert offsets_of(published) == list(range(10, 15))
 
     # The old owner, a zombie that has not noticed, is fenced: it must stop, not publish.
     with pytest.raises(KafkaRefused, match="took input partition 0 over"):
-        loop.run_until_complete(old.publish(items(0, range(10, 20))))
+        loop.run_until_complete(old.publish(1, items(0, range(10, 20))))
     loop.run_until_complete(old.close())
     loop.run_until_complete(new.close())
 
@@ -111,18 +111,18 @@ def test_a_new_owner_fences_the_old_and_skips_what_it_committed(
     assert group_offset(tenant, 0, loop, 15) == 15
 
 
-def test_events_from_before_a_rebalance_or_during_a_revocation_are_dropped(
+def test_records_from_before_a_rebalance_or_during_a_revocation_are_dropped(
     tenant: Tenant, loop: asyncio.AbstractEventLoop
 ) -> None:
     generation = Generation()
     txns = Transactions(tenant.settings, generation)
-    assert offsets_of(loop.run_until_complete(txns.publish(items(1, range(0, 3))))) == [0, 1, 2]
+    assert offsets_of(loop.run_until_complete(txns.publish(1, items(1, range(0, 3))))) == [0, 1, 2]
 
     loop.run_until_complete(txns.revoke())  # generation 1's partitions are being taken away
-    assert loop.run_until_complete(txns.publish(items(1, range(3, 6)))) == []
+    assert loop.run_until_complete(txns.publish(1, items(1, range(3, 6)))) == []
     generation.now = 2  # ... and assigned again
-    assert loop.run_until_complete(txns.publish(items(1, range(3, 6), generation=1))) == []
-    published = loop.run_until_complete(txns.publish(items(1, range(3, 6), generation=2)))
+    assert loop.run_until_complete(txns.publish(1, items(1, range(3, 6)))) == []
+    published = loop.run_until_complete(txns.publish(2, items(1, range(3, 6))))
     assert offsets_of(published) == [3, 4, 5]
     loop.run_until_complete(txns.close())
 

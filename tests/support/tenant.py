@@ -19,6 +19,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.errors import GroupCoordinatorNotAvailableError
 
 from worker.settings import ENV, Settings
 from worker.stream.kafka import ensure_topics
@@ -234,7 +235,10 @@ def group_members(kafka: str, group: str) -> int:
         admin = AIOKafkaAdminClient(bootstrap_servers=kafka)
         await admin.start()
         try:
-            [description] = await admin.describe_consumer_groups([group])
+            try:
+                [description] = await admin.describe_consumer_groups([group])
+            except GroupCoordinatorNotAvailableError:  # no member has joined yet
+                return 0
             groups = description.groups
             return len(groups[0][5]) if groups and groups[0][2] == "Stable" else 0
         finally:

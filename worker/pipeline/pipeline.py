@@ -10,11 +10,32 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from worker.index.base import Index
 from worker.model import Accepted, Article, Decision, Deletion, Forgotten, Probe, Rejection
 from worker.pipeline.decode import decode_article
-from worker.text.fingerprint import Fingerprinter
+from worker.text.fingerprint import Fingerprint, Fingerprinter
+
+
+@dataclass(frozen=True)
+class _Checks:
+    items: list[tuple[int, Article, Fingerprint]]  # (place in the batch, article, fingerprint)
+
+
+@dataclass(frozen=True)
+class _Deletions:
+    items: list[tuple[int, Deletion]]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A batch decoded and fingerprinted, waiting for the index: the rejections already
+    decided, then each run of articles (to check) and of deletions (to forget), in order."""
+
+    decisions: list[Decision | None]
+    steps: list[_Checks | _Deletions]
+    positions: Sequence[tuple[int, int]] | None
 
 
 class Pipeline:
@@ -30,39 +51,61 @@ class Pipeline:
     ) -> list[Decision]:
         """One decision per value, in order; `positions`: each value's (partition, offset) in
         the input topic (Probe.position). Raises only when the index cannot answer."""
+        return await self.decide(self.prepare(values, positions))
+
+    def prepare(
+        self,
+        values: Sequence[bytes | None],
+        positions: Sequence[tuple[int, int]] | None = None,
+    ) -> Prepared:
+        """Decode and fingerprint (the work that needs no index; the stream app does it for
+        the next batch while the index decides this one)."""
         decoded = [decode_article(v, self.max_message_bytes) for v in values]
         decisions: list[Decision | None] = [
             d if isinstance(d, Rejection) else None for d in decoded
         ]
+        articles = [(i, d) for i, d in enumerate(decoded) if isinstance(d, Article)]
+        fingerprints = self.fingerprinter.many(
+            [a.text for _, a in articles], [a.format for _, a in articles]
+        )
+        printed = {i: fp for (i, _), fp in zip(articles, fingerprints, strict=True)}
         work = [(i, d) for i, d in enumerate(decoded) if not isinstance(d, Rejection)]
-        for _, run in itertools.groupby(work, lambda w: type(w[1])):
+        steps: list[_Checks | _Deletions] = []
+        for kind, run in itertools.groupby(work, lambda w: type(w[1])):
             items = list(run)
-            articles = [(i, a) for i, a in items if isinstance(a, Article)]
-            await self._check(articles, decisions, positions)
-            await self._forget([(i, d) for i, d in items if isinstance(d, Deletion)], decisions)
+            if kind is Article:
+                steps.append(
+                    _Checks([(i, a, printed[i]) for i, a in items if isinstance(a, Article)])
+                )
+            else:
+                steps.append(_Deletions([(i, d) for i, d in items if isinstance(d, Deletion)]))
+        return Prepared(decisions, steps, positions)
+
+    async def decide(self, prepared: Prepared) -> list[Decision]:
+        """Ask the index, run after run; may be called again after a failure (the index is
+        idempotent per id)."""
+        decisions = list(prepared.decisions)
+        for step in prepared.steps:
+            if isinstance(step, _Checks):
+                await self._check(step.items, decisions, prepared.positions)
+            else:
+                await self._forget(step.items, decisions)
         assert all(d is not None for d in decisions)
         return decisions  # type: ignore[return-value]  # every slot was filled above
 
     async def _forget(
         self, items: list[tuple[int, Deletion]], decisions: list[Decision | None]
     ) -> None:
-        if items:
-            held = await self.index.forget([d.id for _, d in items])
-            for (i, deletion), was in zip(items, held, strict=True):
-                decisions[i] = Forgotten(deletion.id, was)
+        held = await self.index.forget([d.id for _, d in items])
+        for (i, deletion), was in zip(items, held, strict=True):
+            decisions[i] = Forgotten(deletion.id, was)
 
     async def _check(
         self,
-        items: list[tuple[int, Article]],
+        articles: list[tuple[int, Article, Fingerprint]],
         decisions: list[Decision | None],
         positions: Sequence[tuple[int, int]] | None,
     ) -> None:
-        if not items:
-            return
-        fingerprints = self.fingerprinter.many(
-            [a.text for _, a in items], [a.format for _, a in items]
-        )
-        articles = [(i, a, fp) for (i, a), fp in zip(items, fingerprints, strict=True)]
         verdicts = await self.index.check_and_insert(
             [
                 Probe(

@@ -132,7 +132,7 @@ def producer(
         enable_idempotence=idempotent,
         max_request_size=settings.output_max_bytes,
     )
-    return _running(client, settings)
+    return started(client, settings)
 
 
 def output_topics(settings: Settings) -> dict[Destination, str]:
@@ -153,11 +153,11 @@ def consumer(
         enable_auto_commit=False,
         auto_offset_reset="earliest" if from_beginning else "latest",
     )
-    return _running(client, settings)
+    return started(client, settings)
 
 
 @asynccontextmanager
-async def _running(client: Client, settings: Settings) -> AsyncIterator[Client]:
+async def started(client: Client, settings: Settings) -> AsyncIterator[Client]:
     """The client, started; stopped on exit. A failed start raises KafkaUnavailable."""
     try:
         await client.start()

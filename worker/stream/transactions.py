@@ -6,9 +6,9 @@ isolation.level=read_committed sees each input's verdict once, whatever crashes.
 Each input partition has its own transactional producer (transactional.id: the app id, the
 input topic and the partition). Whoever takes a partition over starts a producer with its
 id, which fences the previous owner (a zombie's commit fails) and ends the transaction it
-left open; the partition's committed offset is read after that, and events below it (decided
-in a transaction that did commit) are dropped. faust commits nothing in this mode: no event
-is acked, the transactions carry the offsets.
+left open; the partition's committed offset is read after that, and records below it (decided
+in a transaction that did commit) are dropped. Nothing else commits offsets in this mode: the
+transactions carry them.
 """
 
 from __future__ import annotations
@@ -31,9 +31,12 @@ from worker.settings import Settings
 from worker.stream.kafka import client_options, output_topics
 
 log = logging.getLogger(__name__)
-# An event (faust's: .message has topic, partition, offset, generation_id) and its output.
+# An input record (aiokafka's: .partition, .offset) and its output.
 Item = tuple[Any, Sequence[Outgoing]]
 _FENCED = (ProducerFenced, InvalidProducerEpoch)
+RETRY_DELAY_S = 0.1  # the first wait before a failed transaction is tried again; it doubles
+MAX_RETRY_DELAY_S = 5.0
+STOP_TIMEOUT_S = 5.0  # the failed producer is given this long to stop
 
 
 @dataclass
@@ -45,8 +48,8 @@ class _Partition:
 
 class Transactions:
     """The transactional producers of the input partitions this worker owns. `generation`
-    returns the consumer group generation now (faust's app.consumer_generation_id): events
-    fetched in an earlier one are redelivered from the committed offset, so they are dropped.
+    returns the input's assignment now (Input.epoch): records fetched in an earlier one are
+    redelivered from the committed offset, so they are dropped.
     """
 
     def __init__(self, settings: Settings, generation: Callable[[], int]) -> None:
@@ -59,19 +62,19 @@ class Transactions:
         self._admin: AIOKafkaAdminClient | None = None
         self._admin_lock = asyncio.Lock()  # partitions start concurrently; one admin client
 
-    async def publish(self, items: Sequence[Item]) -> list[Any]:
+    async def publish(self, generation: int, items: Sequence[Item]) -> list[Any]:
         """Commit every item's output with its offset, one transaction per input partition;
-        returns the events committed (the others were dropped: already committed, or fetched
-        before a rebalance)."""
+        `generation`: the assignment the records were fetched in. Returns the records
+        committed (the others were dropped: already committed, or fetched before a
+        rebalance)."""
         async with self._lock:
-            groups: dict[tuple[int, int], list[Item]] = defaultdict(list)
+            groups: dict[int, list[Item]] = defaultdict(list)
             for item in items:
-                message = item[0].message
-                groups[message.generation_id, message.partition].append(item)
+                groups[item[0].partition].append(item)
             done = await asyncio.gather(
-                *(self._commit(g, p, group) for (g, p), group in groups.items())
+                *(self._commit(generation, p, group) for p, group in groups.items())
             )
-        return [event for events in done for event in events]
+        return [record for records in done for record in records]
 
     async def revoke(self) -> None:
         """Partitions are being revoked: no new transaction in this generation; the one in
@@ -92,18 +95,35 @@ class Transactions:
         return generation == self._generation() and generation > self._closed
 
     async def _commit(self, generation: int, partition: int, items: list[Item]) -> list[Any]:
+        """One transaction; one that fails for want of Kafka is tried again with a new
+        producer (which ends the failed one and reads the committed offset again, so that
+        nothing is committed twice), for as long as it takes."""
+        delay = RETRY_DELAY_S
+        while True:
+            try:
+                return await self._try_commit(generation, partition, items)
+            except KafkaUnavailable as exc:
+                state = self._partitions.pop(partition, None)
+                if state is not None:
+                    with contextlib.suppress(Exception):
+                        await asyncio.wait_for(state.producer.stop(), STOP_TIMEOUT_S)
+                log.warning("%s; trying again in %.1f s", exc, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, MAX_RETRY_DELAY_S)
+
+    async def _try_commit(self, generation: int, partition: int, items: list[Item]) -> list[Any]:
         if not self._current(generation):
             log.info(
-                "%d events of input partition %d fetched before a rebalance dropped",
+                "%d records of input partition %d fetched before a rebalance dropped",
                 len(items),
                 partition,
             )
             return []
         state = await self._partition(generation, partition)
-        fresh = [item for item in items if item[0].message.offset >= state.floor]
+        fresh = [item for item in items if item[0].offset >= state.floor]
         if len(fresh) < len(items):
             log.info(
-                "input partition %d: %d events below its committed offset %d dropped (their "
+                "input partition %d: %d records below its committed offset %d dropped (their "
                 "verdicts were committed before this worker took it)",
                 partition,
                 len(items) - len(fresh),
@@ -112,7 +132,7 @@ class Transactions:
         items = fresh
         if not items:
             return []
-        last = items[-1][0].message.offset
+        last = items[-1][0].offset
         producer = state.producer
         try:
             await producer.begin_transaction()
@@ -135,12 +155,10 @@ class Transactions:
                 "partition %d moved during its transaction; its new owner decides it", partition
             )
             return []
-        except KafkaError as exc:
-            with contextlib.suppress(Exception):  # the next owner's producer aborts it anyway
-                await producer.abort_transaction()
+        except KafkaError as exc:  # (the next producer of this id aborts the transaction)
             raise KafkaUnavailable(f"transaction of input partition {partition}: {exc!r}") from exc
         state.floor = last + 1
-        return [event for event, _ in items]
+        return [record for record, _ in items]
 
     async def _partition(self, generation: int, partition: int) -> _Partition:
         state = self._partitions.get(partition)

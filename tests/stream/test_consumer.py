@@ -1,0 +1,105 @@
+"""The worker's input on a real broker: only delivered offsets are committed, a batch fetched
+before a revocation never is, and a rebalance runs the revocation hook before the partitions
+move."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.structs import TopicPartition
+
+from tests.support.tenant import Tenant, produce
+from worker.stream.consumer import Batch, Input, Record
+
+
+async def committed(tenant: Tenant) -> dict[int, int]:
+    """The group's committed offset of each input partition that has one."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=tenant.kafka)
+    await admin.start()
+    try:
+        offsets = await admin.list_consumer_group_offsets(tenant.settings.app_id)
+    finally:
+        await admin.close()
+    topic = tenant.settings.input_topic
+    return {tp.partition: meta.offset for tp, meta in offsets.items() if tp.topic == topic}
+
+
+async def fetch(source: Input, count: int) -> Batch:
+    """Batches until `count` records have come (one batch holding them all)."""
+    records: list[Record] = []
+    epoch = source.epoch
+    while len(records) < count:
+        batch = await source.next_batch()
+        records += batch.records
+        epoch = batch.epoch
+    return Batch(epoch, records)
+
+
+async def load(tenant: Tenant, count: int, partition: int = 0) -> None:
+    messages = [(f"k{i}".encode(), f"v{i}".encode(), partition) for i in range(count)]
+    await asyncio.to_thread(produce, tenant.kafka, tenant.settings.input_topic, messages)
+
+
+async def nothing() -> None:
+    return None
+
+
+async def test_only_delivered_offsets_are_committed(tenant: Tenant) -> None:
+    await load(tenant, 10)
+    source = Input(tenant.settings, on_revoke=nothing)
+    async with source.running():
+        batch = await fetch(source, 10)
+        assert [r.offset for r in batch.records] == list(range(10))
+        await source.commit()
+        assert await committed(tenant) == {}  # nothing delivered yet
+        source.delivered(dataclasses.replace(batch, records=batch.records[:6]))
+        await source.commit()
+        assert await committed(tenant) == {0: 6}
+        source.delivered(batch)
+    assert await committed(tenant) == {0: 10}  # leaving commits what was delivered
+
+
+async def test_a_revocation_waits_for_the_hook_commits_and_outdates_earlier_batches(
+    tenant: Tenant,
+) -> None:
+    await load(tenant, 8, partition=1)
+    order: list[str] = []
+
+    async def on_revoke() -> None:
+        await asyncio.sleep(0.05)  # a batch still being sent
+        order.append("hook")
+        first.delivered(early)  # ... which is delivered before the offsets are committed
+
+    first = Input(tenant.settings, on_revoke=on_revoke)
+    async with first.running():
+        batch = await fetch(first, 8)
+        early = dataclasses.replace(batch, records=batch.records[:3])
+        late = dataclasses.replace(batch, records=batch.records)
+        await first.on_partitions_revoked({TopicPartition(tenant.settings.input_topic, 1)})
+        order.append("revoked")
+        assert order == ["hook", "revoked"]
+        assert await committed(tenant) == {1: 3}
+        assert first.epoch == batch.epoch + 1
+        first.delivered(late)  # fetched before the revocation: its next owner decides it
+        await first.commit()
+        assert await committed(tenant) == {1: 3}
+
+
+async def test_a_second_consumer_joining_revokes_the_first(tenant: Tenant) -> None:
+    await load(tenant, 1, partition=2)
+    revoked = asyncio.Event()
+
+    async def on_revoke() -> None:
+        revoked.set()
+
+    first = Input(tenant.settings, on_revoke=on_revoke)
+    second = Input(tenant.settings, on_revoke=nothing)
+    async with first.running():
+        batch = await fetch(first, 1)  # it has the partitions
+        assert not revoked.is_set()  # (joining the group revoked nothing)
+        async with second.running():
+            while not revoked.is_set():  # both poll, as workers do, until the group settles
+                await asyncio.wait_for(asyncio.gather(first.next_batch(), second.next_batch()), 30)
+            assert first.epoch == batch.epoch + 1

@@ -1,0 +1,134 @@
+"""The input topic, read in batches by aiokafka's consumer under Kafka's group management, and
+the offsets of delivered batches committed.
+
+Not faust's stream: its path per message (a consumer thread, an event, a queue, an ack) costs
+several times what the client itself does per message (docs/performance.md). At-least-once:
+offsets are committed only after `delivered` says that Kafka has all of a batch's output. A
+revocation waits for the batch being sent (`on_revoke`) and commits what was delivered, so the
+next owner of the partitions redoes as little as possible; a batch fetched before it is not
+committed (its epoch is past), and is decided again by the partition's next owner.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, ConsumerRecord, TopicPartition
+from aiokafka.errors import CommitFailedError, KafkaError
+
+from worker.settings import Settings
+from worker.stream.kafka import client_options, started
+
+log = logging.getLogger(__name__)
+IDLE_WAIT_MS = 500  # an empty fetch returns after this long (how soon a stop is noticed)
+COMMIT_INTERVAL_S = 1.0  # delivered offsets are committed this often, and at a revocation
+SESSION_TIMEOUT_MS = 10_000  # a replica that dies is noticed after this long
+# The longest a batch may take (an index that cannot be reached is waited for) before the
+# group gives the worker's partitions to the others.
+MAX_POLL_INTERVAL_MS = 1_000_000
+Record: TypeAlias = "ConsumerRecord[bytes, bytes]"
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    epoch: int  # the assignment the records were fetched in (one more at each revocation)
+    records: list[Record]
+
+
+class Input(ConsumerRebalanceListener):  # type: ignore[misc]
+    """The worker's consumer of the input topic. `on_revoke` runs when partitions are
+    revoked; it returns once no batch is being sent."""
+
+    def __init__(self, settings: Settings, on_revoke: Callable[[], Awaitable[None]]) -> None:
+        self._settings = settings
+        self._on_revoke = on_revoke
+        self._consumer = AIOKafkaConsumer(
+            **client_options(settings),
+            group_id=settings.app_id,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            max_poll_records=settings.batch_size,
+            session_timeout_ms=SESSION_TIMEOUT_MS,
+            max_poll_interval_ms=MAX_POLL_INTERVAL_MS,
+        )
+        self._consumer.subscribe([settings.input_topic], listener=self)
+        self._epoch = 0
+        self._done: dict[TopicPartition, int] = {}  # next offset, delivered, not committed
+        self._last_commit = time.monotonic()
+
+    @property
+    def epoch(self) -> int:
+        return self._epoch
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Input]:
+        """Started (a failed start raises KafkaUnavailable); on exit, what was delivered is
+        committed and the group left (the partitions move to the others at once)."""
+        async with started(self._consumer, self._settings):
+            try:
+                yield self
+            finally:
+                await self.commit()
+
+    async def next_batch(self, wait: bool = True) -> Batch:
+        """Up to batch_size records. `wait`: what has arrived, or after waiting up to
+        batch_wait_ms for more; none after IDLE_WAIT_MS with nothing to read. Else only what
+        has arrived."""
+        limit = self._settings.batch_size
+        fetched = await self._consumer.getmany(
+            timeout_ms=IDLE_WAIT_MS if wait else 0, max_records=limit
+        )
+        epoch = self._epoch
+        records = [r for part in fetched.values() for r in part]
+        if wait and records and len(records) < limit and self._settings.batch_wait_ms:
+            more = await self._consumer.getmany(
+                timeout_ms=self._settings.batch_wait_ms, max_records=limit - len(records)
+            )
+            if self._epoch == epoch:
+                records += [r for part in more.values() for r in part]
+        return Batch(epoch, records)
+
+    def delivered(self, batch: Batch) -> None:
+        """Kafka has all of the batch's output: its offsets may be committed (unless its
+        partitions were revoked since: their next owner decides them again)."""
+        if batch.epoch != self._epoch:
+            return
+        for record in batch.records:
+            self._done[TopicPartition(record.topic, record.partition)] = record.offset + 1
+
+    async def commit(self, due_only: bool = False) -> None:
+        """Commit the delivered offsets (with `due_only`, only once COMMIT_INTERVAL_S has
+        passed since the last commit)."""
+        if due_only and time.monotonic() - self._last_commit < COMMIT_INTERVAL_S:
+            return
+        self._last_commit = time.monotonic()
+        offsets, self._done = self._done, {}
+        if not offsets:
+            return
+        try:
+            await self._consumer.commit(offsets)
+        except CommitFailedError as exc:  # the group moved on: the partitions' owner redoes them
+            log.warning("offsets not committed, the group was rebalanced: %s", exc)
+        except KafkaError as exc:
+            self._done = {**offsets, **self._done}  # the next commit tries them again
+            log.warning("offsets not committed (%r); the next commit tries again", exc)
+
+    def highwater(self, tp: TopicPartition) -> int | None:
+        """The partition's end offset as last fetched (None before the first fetch)."""
+        end: int | None = self._consumer.highwater(tp)
+        return end
+
+    async def on_partitions_revoked(self, revoked: Any) -> None:
+        if not revoked:  # (a first join)
+            return
+        await self._on_revoke()
+        await self.commit()
+        self._epoch += 1
+
+    async def on_partitions_assigned(self, assigned: Any) -> None:
+        log.info("input partitions assigned: %s", sorted(tp.partition for tp in assigned))
