@@ -32,7 +32,7 @@ from worker.model import Decision
 from worker.pipeline.pipeline import Pipeline, Prepared
 from worker.settings import Settings
 from worker.stream.consumer import Batch, Input
-from worker.stream.deliver import Deliver, commit, publish
+from worker.stream.deliver import Deliver, publish, publish_in_transactions
 from worker.stream.health import Health
 from worker.stream.kafka import producer
 from worker.stream.metrics import Metrics, TimedIndex
@@ -149,7 +149,10 @@ async def _decide(settings: Settings, metrics: Metrics, stopping: asyncio.Event)
                 deliver = partial(publish, out=out, settings=settings, metrics=metrics)
             else:
                 deliver = partial(
-                    commit, transactions=transactions, settings=settings, metrics=metrics
+                    publish_in_transactions,
+                    transactions=transactions,
+                    settings=settings,
+                    metrics=metrics,
                 )
             await resources.enter_async_context(source.running())
             await _loop(source, pipeline, outbox, deliver, metrics, stopping)

@@ -69,7 +69,7 @@ async def publish(
     observe(metrics, source, batch.records, decisions)
 
 
-async def commit(
+async def publish_in_transactions(
     batch: Batch,
     decisions: Sequence[Decision],
     source: Input,
