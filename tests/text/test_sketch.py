@@ -88,7 +88,12 @@ def test_agreeing_bins_counts_equal_bins() -> None:
 
 @pytest.mark.parametrize(
     ("bins", "bits", "message"),
-    [(63, 8, "power of two"), (2048, 8, "up to 1024"), (64, 4, "8, 16 or 32")],
+    [
+        (63, 8, "power of two"),
+        (1, 8, "from 2 to 1024"),
+        (2048, 8, "from 2 to 1024"),
+        (64, 4, "8, 16 or 32"),
+    ],
 )
 def test_shapes_are_validated(bins: int, bits: int, message: str) -> None:
     with pytest.raises(ValueError, match=message):

@@ -124,6 +124,10 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> faust.App:
 async def _decide(settings: Settings, metrics: Metrics, stopping: asyncio.Event) -> None:
     """Read, decide and publish batches until `stopping` is set. Any error stops the worker."""
     fingerprints = wiring.fingerprinter(settings)
+    log.info(
+        "fingerprints computed by %s",
+        "the compiled kernel" if fingerprints.compiled else "numpy (compiled kernel: ./native)",
+    )
     shared = wiring.redis_index(settings, fingerprints, metrics.index_reset)
     metrics.cached_entries.set_function(lambda: shared.cached_entries)
     index = TimedIndex(shared, metrics)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import xxhash
 
-from worker.text.features import CHARACTER_RANGES, HAN_CHARS_PER_WORD
+from worker.text.features import CHARACTER_RANGES, words_of
 from worker.text.normalize import folded_utf8
 from worker.text.xxh3 import MAX_LENGTH, xxh3_64
 
@@ -66,10 +66,7 @@ def fast_units(texts: Sequence[str]) -> FastUnits:
     counts = np.bincount(text, minlength=len(texts))
     han_counts = np.bincount(text, weights=han[first].astype(np.float64), minlength=len(texts))
     # An int for a text without character units, as features.units gives (the "words" of messages)
-    words = [
-        n - h + h / HAN_CHARS_PER_WORD if h else n
-        for n, h in zip(counts.tolist(), han_counts.tolist(), strict=True)
-    ]
+    words = [words_of(n, int(h)) for n, h in zip(counts.tolist(), han_counts.tolist(), strict=True)]
 
     lengths = ends - starts
     hashes = np.empty(len(starts), dtype=np.uint64)

@@ -38,6 +38,12 @@ _CHARACTER_RUN = re.compile(f"[{_CHARS}]+|[^{_CHARS}]+")  # within one whitespac
 HAN_CHARS_PER_WORD = 2
 
 
+def words_of(units: int, characters: int) -> float:
+    """A text's length in words, from its number of units and how many of them are
+    characters (an int when none are, as `units` gives)."""
+    return units - characters + characters / HAN_CHARS_PER_WORD if characters else units
+
+
 class ChineseUnits(StrEnum):
     """The units of Han text: its characters, or jieba's words."""
 

@@ -18,11 +18,12 @@ import numpy as np
 import xxhash
 
 from worker import defaults
+from worker.text.compiled import Kernel, kernel
 from worker.text.fast_units import fast_units
-from worker.text.features import ChineseUnits, units
+from worker.text.features import ChineseUnits, units, words_of
 from worker.text.idf import IdfTable, default_table, jieba_table
 from worker.text.markup import Format, reader_text
-from worker.text.normalize import normalized_tokens
+from worker.text.normalize import folded_utf8, normalized_tokens
 from worker.text.simhash import feature_hashes, shingle_hashes_many, simhashes
 from worker.text.sketch import SketchShape, sketches
 
@@ -69,6 +70,7 @@ class Fingerprinter:
         main_content: bool = defaults.MAIN_CONTENT,
         sketch_shape: SketchShape | None = None,
         tf_damping: str = defaults.TF_DAMPING,
+        compiled: bool = True,
     ) -> None:
         """`idf` weighs the units of the search fingerprint (default: the table shipped with
         the package; with jieba words, jieba's own table for the Chinese ones); a unit's count
@@ -94,9 +96,17 @@ class Fingerprinter:
         if idf is None:
             idf = jieba_table() if self.chinese is ChineseUnits.JIEBA else default_table()
         self.idf = idf
+        self._kernel: Kernel | None = None
+        if compiled and self.chinese is ChineseUnits.CHARACTERS:
+            self._kernel = kernel(idf, shingle_size, self.sketch_shape, tf_damping)
         # Loads the tables (normalisation, jieba's dictionary, the IDF hashes) now rather than
         # on the first article, whose latency would pay for them.
         self("warm-up 预热 " * 20)
+
+    @property
+    def compiled(self) -> bool:
+        """Whether the compiled kernel computes the fingerprints (else numpy)."""
+        return self._kernel is not None
 
     @property
     def spec(self) -> str:
@@ -139,19 +149,33 @@ class Fingerprinter:
     def _many(
         self, texts: Sequence[str], formats: Sequence[Format], sent: Sequence[str]
     ) -> list[Fingerprint]:
-        found = self._units(texts)
-        # Below the minimum length a SimHash is noise: such texts get none.
-        fit = [f.words >= self.min_words and len(f.hashes) > 0 for f in found]
-        long_enough = [f for f, ok in zip(found, fit, strict=True) if ok]
-        fingerprints = iter(self._fingerprints(long_enough) if long_enough else [])
+        computed: Sequence[tuple[int | None, bytes | None]]
+        # Per text: its content hash, words and units; then (search, sketch) of those long
+        # enough: below the minimum length a SimHash is noise, and such texts get none.
+        if self._kernel is not None:
+            rows = self._kernel.many([folded_utf8(text) for text in texts])
+            heads = [(h, words_of(n, chars), n) for h, n, chars, _, _ in rows]
+            fit = [self._fits(words, n) for _, words, n in heads]
+            computed = [(row[3], row[4]) for row, ok in zip(rows, fit, strict=True) if ok]
+        else:
+            found = self._units(texts)
+            heads = [(f.content_hash, f.words, len(f.hashes)) for f in found]
+            fit = [self._fits(words, n) for _, words, n in heads]
+            long_enough = [f for f, ok in zip(found, fit, strict=True) if ok]
+            computed = self._fingerprints(long_enough) if long_enough else []
+        fingerprints = iter(computed)
         out = []
-        for raw, f, ok, format in zip(sent, found, fit, formats, strict=True):
+        for raw, (content_hash, words, n), ok, format in zip(
+            sent, heads, fit, formats, strict=True
+        ):
             search, sketch = next(fingerprints) if ok else (None, None)
-            content_hash = f.content_hash
-            if not len(f.hashes):
+            if not n:
                 content_hash = xxhash.xxh3_128_digest(_AS_SENT + raw.encode("utf-8", "replace"))
-            out.append(Fingerprint(content_hash, search, f.words, sketch, format))
+            out.append(Fingerprint(content_hash, search, words, sketch, format))
         return out
+
+    def _fits(self, words: float, units: int) -> bool:
+        return words >= self.min_words and units > 0
 
     def _units(self, texts: Sequence[str]) -> list[_Units]:
         if self.chinese is not ChineseUnits.CHARACTERS or len(texts) < _MIN_NUMPY_TEXTS:

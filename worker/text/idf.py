@@ -53,6 +53,11 @@ class IdfTable:
         found = table.hashes[place] == hashes
         return np.where(found, table.weights[place], self.cap)
 
+    def hashed(self) -> tuple[list[int], list[float]]:
+        """The stored units' xxh3_64 hashes and their weights, in the same order."""
+        table = self._by_hash
+        return table.hashes[:-1].tolist(), table.weights[:-1].tolist()
+
     @cached_property
     def digest(self) -> str:
         """A short digest of the weights: recorded with an index (Fingerprinter.spec), so that

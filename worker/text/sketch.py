@@ -30,8 +30,9 @@ class SketchShape:
     bits: int = 8
 
     def __post_init__(self) -> None:
-        if self.bins < 1 or self.bins & (self.bins - 1) or self.bins > 1024:
-            raise ValueError(f"bins must be a power of two up to 1024, got {self.bins}")
+        # (One bin would leave no bits of a hash to pick it by.)
+        if self.bins < 2 or self.bins & (self.bins - 1) or self.bins > 1024:
+            raise ValueError(f"bins must be a power of two from 2 to 1024, got {self.bins}")
         if self.bits not in (8, 16, 32):
             raise ValueError(f"bits must be 8, 16 or 32, got {self.bits}")
 

@@ -1,0 +1,105 @@
+"""The compiled kernel (native/) gives every fingerprint the numpy path gives: the same
+content hashes, lengths, search fingerprints and sketches, on real text of every kind the
+tests have and on random text of every script, at several settings. Skipped where the kernel
+is not installed, unless DEDUP_REQUIRE_COMPILED is set (CI sets it)."""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from typing import Any
+
+import pytest
+
+from evaluation.corpora import email_messages, lee_news, news_articles, peoples_daily
+from tests.support.texts import PRODUCT_PAGE, PROMOTION, RECIPE
+from tests.text.test_fast_units import LATIN, MIXED, _random_texts
+from tests.text.test_features import SCRIPTS
+from worker.text.fingerprint import Fingerprint, Fingerprinter
+from worker.text.sketch import SketchShape
+
+_probe = Fingerprinter()
+if not _probe.compiled:
+    if os.environ.get("DEDUP_REQUIRE_COMPILED"):
+        raise RuntimeError(
+            "DEDUP_REQUIRE_COMPILED is set, but the compiled kernel is not installed "
+            "(pip install ./native; needs a Rust toolchain)"
+        )
+    pytest.skip(
+        "the compiled kernel is not installed (pip install ./native)", allow_module_level=True
+    )
+
+EDGES = [
+    "",
+    "   ",
+    "!!!",
+    "😀😀",
+    "One",
+    "a b",  # shorter than a shingle
+    "  leading and trailing spaces  ",
+    "x" * 40 + " y",  # a unit longer than 16 bytes
+    "中",
+    "中文 words 中文 " * 8,
+    "ǰ Ünïcödé wörds ﬁne " * 6,
+    "東京でお花見をしました" * 3,
+    "the iPhone 手机很好 sold " * 4,
+    "\u200bzero\u200bwidth\u00adsoft hyphen " * 5,
+]
+
+
+CORPORA = ("lee", "peoples_daily", "news", "email", "pages", "scripts", "edges", "random")
+
+
+@cache
+def _texts() -> dict[str, list[str]]:
+    return {
+        "lee": list(lee_news()),
+        "peoples_daily": list(peoples_daily())[:600],
+        "news": [a.text for a in news_articles()][:600],
+        "email": [text for _, text in email_messages()],
+        "pages": [PRODUCT_PAGE, RECIPE, PROMOTION] * 2,
+        "scripts": [f"{text} {n} " * (n + 1) for text, _, _ in SCRIPTS.values() for n in range(4)],
+        "edges": EDGES,
+        "random": _random_texts(LATIN, 200, seed=7) + _random_texts(MIXED, 200, seed=8),
+    }
+
+
+def _fingerprints(fingerprinter: Fingerprinter, texts: list[str]) -> list[Fingerprint]:
+    # In batches as the worker takes them, and one by one (the numpy path's small-batch case).
+    batched = [f for i in range(0, len(texts), 100) for f in fingerprinter.many(texts[i : i + 100])]
+    assert [fingerprinter(t) for t in texts[:20]] == batched[:20]
+    return batched
+
+
+SETTINGS: dict[str, dict[str, Any]] = {
+    "defaults": {},
+    "linear tf": {"tf_damping": "linear"},
+    "single units, 128 bins of 16 bits": {
+        "shingle_size": 1,
+        "sketch_shape": SketchShape(128, 16),
+    },
+    "5-shingles, 32 bins of 32 bits, whole pages, no minimum": {
+        "shingle_size": 5,
+        "sketch_shape": SketchShape(32, 32),
+        "main_content": False,
+        "min_words": 0,
+    },
+}
+
+
+@pytest.mark.parametrize("settings", list(SETTINGS))
+@pytest.mark.parametrize("corpus", CORPORA)
+def test_the_compiled_kernel_gives_the_numpy_paths_fingerprints(settings: str, corpus: str) -> None:
+    compiled = Fingerprinter(**SETTINGS[settings])
+    reference = Fingerprinter(compiled=False, **SETTINGS[settings])
+    assert compiled.compiled
+    assert not reference.compiled
+    texts = _texts()[corpus]
+    got, expected = _fingerprints(compiled, texts), _fingerprints(reference, texts)
+    assert any(f.search is not None for f in expected)
+    assert got == expected
+
+
+def test_settings_it_does_not_cover_use_the_numpy_path() -> None:
+    assert not Fingerprinter(tf_damping="log").compiled
+    assert not Fingerprinter(chinese="jieba").compiled
