@@ -23,14 +23,15 @@ def _layout(layout: int | Layout) -> Layout:
     params=[
         "memory",
         pytest.param("redis", marks=pytest.mark.services),
+        pytest.param("redis-numpy-cache", marks=pytest.mark.services),
         pytest.param("redis-no-cache", marks=pytest.mark.services),
         pytest.param("cluster", marks=pytest.mark.services),
     ]
 )
 async def make_index(request: pytest.FixtureRequest) -> AsyncIterator[MakeIndex]:
     """Builds indexes of one kind; the contract tests run once against each kind (the Redis
-    index on one Redis, with and without the worker's copy of the buckets, and on a 3-node
-    Redis Cluster).
+    index on one Redis, with the worker's copy of the buckets in its compiled store and in
+    numpy, and without a copy, and on a 3-node Redis Cluster).
     make_index(k) builds the pigeonhole layout at threshold k; make_index(layout) any other."""
     if request.param == "memory":
         ticks = itertools.count()  # real time (expiry tests wait), never the same ms twice
@@ -46,7 +47,8 @@ async def make_index(request: pytest.FixtureRequest) -> AsyncIterator[MakeIndex]
         await client.flushdb()
     namespace = uuid.uuid4().hex[:8]  # a fresh index: nothing else to wipe
     cache = request.param != "redis-no-cache"
+    compiled = request.param != "redis-numpy-cache"
     yield lambda layout=3, **kw: RedisIndex(
-        client, namespace, _layout(layout), bucket_cache=cache, **kw
+        client, namespace, _layout(layout), bucket_cache=cache, compiled=compiled, **kw
     )
     await client.aclose()

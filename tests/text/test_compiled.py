@@ -1,33 +1,28 @@
 """The compiled kernel (native/) gives every fingerprint the numpy path gives: the same
 content hashes, lengths, search fingerprints and sketches, on real text of every kind the
 tests have and on random text of every script, at several settings. Skipped where the kernel
-is not installed, unless DEDUP_REQUIRE_COMPILED is set (CI sets it)."""
+is not installed, unless DEDUP_REQUIRE_COMPILED is set (tests/support/compiled.py)."""
 
 from __future__ import annotations
 
-import os
 from functools import cache
 from typing import Any
 
 import pytest
 
 from evaluation.corpora import email_messages, lee_news, news_articles, peoples_daily
+from tests.support.compiled import require_compiled
 from tests.support.texts import PRODUCT_PAGE, PROMOTION, RECIPE
 from tests.text.test_fast_units import LATIN, MIXED, _random_texts
 from tests.text.test_features import SCRIPTS
 from worker.text.fingerprint import Fingerprint, Fingerprinter
 from worker.text.sketch import SketchShape
 
-_probe = Fingerprinter()
-if not _probe.compiled:
-    if os.environ.get("DEDUP_REQUIRE_COMPILED"):
-        raise RuntimeError(
-            "DEDUP_REQUIRE_COMPILED is set, but the compiled kernel is not installed "
-            "(pip install ./native; needs a Rust toolchain)"
-        )
-    pytest.skip(
-        "the compiled kernel is not installed (pip install ./native)", allow_module_level=True
-    )
+
+@pytest.fixture(autouse=True)
+def _compiled() -> None:
+    require_compiled()
+
 
 EDGES = [
     "",

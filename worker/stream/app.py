@@ -124,11 +124,13 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> faust.App:
 async def _decide(settings: Settings, metrics: Metrics, stopping: asyncio.Event) -> None:
     """Read, decide and publish batches until `stopping` is set. Any error stops the worker."""
     fingerprints = wiring.fingerprinter(settings)
-    log.info(
-        "fingerprints computed by %s",
-        "the compiled kernel" if fingerprints.compiled else "numpy (compiled kernel: ./native)",
-    )
     shared = wiring.redis_index(settings, fingerprints, metrics.index_reset)
+    paths = {True: "compiled", False: "numpy"}  # (the compiled kernels: native/)
+    log.info(
+        "fingerprints: %s; bucket cache: %s",
+        paths[fingerprints.compiled],
+        paths[shared.compiled_cache] if shared.uses_bucket_cache else "off",
+    )
     metrics.cached_entries.set_function(lambda: shared.cached_entries)
     index = TimedIndex(shared, metrics)
     pipeline = wiring.pipeline(settings, index, fingerprints)

@@ -1,15 +1,14 @@
-"""The fingerprint kernel compiled from Rust (native/, the optional package
-dedup-worker-native): from texts folded by normalize.folded_utf8 to their content hashes,
-units, search fingerprints and sketches, identical to what the numpy path computes
-(fast_units.py, then Fingerprinter._fingerprints) in a fraction of its CPU
-(docs/performance.md). Without the package, or for settings it does not cover, the numpy path
-runs; installing it needs a Rust toolchain (`pip install ./native`)."""
+"""The compiled fingerprint kernel (worker.native): from texts folded by
+normalize.folded_utf8 to their content hashes, units, search fingerprints and sketches,
+identical to what the numpy path computes (fast_units.py, then Fingerprinter._fingerprints)
+in a fraction of its CPU (docs/performance.md). Without it, or for settings it does not
+cover, the numpy path runs."""
 
 from __future__ import annotations
 
-import importlib
 from typing import Protocol
 
+from worker.native import kernels
 from worker.text.features import CHARACTER_RANGES
 from worker.text.idf import IdfTable
 from worker.text.sketch import SketchShape
@@ -27,11 +26,8 @@ def kernel(idf: IdfTable, shingle_size: int, shape: SketchShape, tf_damping: str
     """The compiled kernel for these settings, or None when the package is not installed or
     does not cover them (tf damped by "log", whose logarithm numpy and Rust may round
     apart)."""
-    try:
-        native = importlib.import_module("dedup_native")
-    except ImportError:
-        return None
-    if tf_damping not in ("sqrt", "linear"):
+    native = kernels()
+    if native is None or tf_damping not in ("sqrt", "linear"):
         return None
     hashes, weights = idf.hashed()
     found: Kernel = native.Kernel(

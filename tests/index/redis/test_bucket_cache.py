@@ -5,11 +5,14 @@ under it."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
 import redis.asyncio as aioredis
 
+from tests.support.compiled import require_compiled
 from tests.support.factories import BASE, entry, flip, probe
 from worker.index.redis import RedisIndex
 from worker.index.redis import bucket_cache as bucket_cache_module
@@ -17,23 +20,42 @@ from worker.index.redis.addresses import BucketAddresses
 from worker.index.redis.bucket_cache import BucketCache
 from worker.index.redis.format import ENTRY, ENTRY_BYTES, RECENT_SLOTS
 from worker.index.redis.keys import NamespaceKeys
-from worker.index.redis.nearest import gather
+from worker.index.redis.nearest import Nearest, Search, gather, nearest
 from worker.layout.tables import multi_index
 from worker.model import Kind
 
 LAYOUT = multi_index(8, 5)  # the default layout: its narrowest table (12 bits) reloads a copy
+MakeCache = Callable[[], tuple[BucketCache, BucketAddresses]]
+RADIUS, LIMIT = 8, 3  # (few, so that some candidates are left out)
 
 
-def new_cache() -> tuple[BucketCache, BucketAddresses]:
-    probed = BucketAddresses(NamespaceKeys("m").buckets, LAYOUT)
-    return BucketCache(probed), probed
+@pytest.fixture(params=["compiled", "numpy"])
+def new_cache(request: pytest.FixtureRequest) -> Callable[[], tuple[BucketCache, BucketAddresses]]:
+    """Makes caches of one store; the tests of the cache on its own run against each."""
+    compiled = request.param == "compiled"
+    if compiled:
+        require_compiled()
+
+    def make() -> tuple[BucketCache, BucketAddresses]:
+        probed = BucketAddresses(NamespaceKeys("m").buckets, LAYOUT)
+        cache = BucketCache(probed, compiled=compiled)
+        assert cache.compiled == compiled
+        return cache, probed
+
+    return make
+
+
+def search(cache: BucketCache, fingerprints: list[int], **kw: Any) -> list[Nearest]:
+    return cache.nearest(fingerprints, Search(RADIUS, LIMIT, **kw))
 
 
 def own(probed: BucketAddresses, fp: int) -> list[int]:
     return [int(slots[0]) for slots in probed.own_slots(np.array([fp], dtype=np.uint64))]
 
 
-def test_entries_go_to_their_bucket_in_every_table_in_first_seen_order() -> None:
+def test_entries_go_to_their_bucket_in_every_table_in_first_seen_order(
+    new_cache: MakeCache,
+) -> None:
     copy, probed = new_cache()
     a, b = BASE, flip(BASE, [1])  # one bit apart: the same bucket in most tables
     copy.add(
@@ -52,19 +74,19 @@ def test_entries_go_to_their_bucket_in_every_table_in_first_seen_order() -> None
     assert copy.buckets([own(probed, flip(a, [63]))[0]]) == [None]
 
 
-def test_expired_entries_are_reported_then_cut_from_the_front() -> None:
+def test_expired_entries_are_reported_then_cut_from_the_front(new_cache: MakeCache) -> None:
     copy, probed = new_cache()
     copy.add(entry(BASE, 1, seen_s=50) + entry(BASE, 2, seen_s=80) + entry(BASE, 3, seen_s=150), 3)
     slot = own(probed, BASE)[0]
     [place] = [i for i, s in enumerate(probed.slots([BASE])[0].tolist()) if s == slot]
-    assert place in copy.read([BASE], max_read=10, cutoff_s=100).expired[0]
+    assert place in search(copy, [BASE], max_read=10, cutoff_s=100)[0].expired
     assert copy.buckets([slot]) == [entry(BASE, 3, seen_s=150)]
-    assert copy.read([BASE], max_read=10, cutoff_s=100).expired == [()]
-    copy.read([BASE], max_read=10, cutoff_s=200)
+    assert search(copy, [BASE], max_read=10, cutoff_s=100)[0].expired == ()
+    search(copy, [BASE], max_read=10, cutoff_s=200)
     assert copy.buckets([slot]) == [None]
 
 
-def test_reset_starts_again() -> None:
+def test_reset_starts_again(new_cache: MakeCache) -> None:
     copy, probed = new_cache()
     copy.add(entry(BASE, 1), 1)
     new = flip(BASE, [40])
@@ -77,7 +99,7 @@ def test_reset_starts_again() -> None:
 
 
 def test_entries_taken_in_over_several_passes_give_the_same_copy(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, new_cache: MakeCache
 ) -> None:
     rng = random.Random(8)
     entries = b"".join(
@@ -93,15 +115,18 @@ def test_entries_taken_in_over_several_passes_give_the_same_copy(
     passes.reset(entries, 199, b"")
     every = range(probed.slot_count or 0)
     assert passes.buckets(every) == whole.buckets(every)
-    assert passes.read([BASE], max_read=1000, cutoff_s=150) == whole.read(
-        [BASE], max_read=1000, cutoff_s=150
+    assert search(passes, [BASE], max_read=1000, cutoff_s=150) == search(
+        whole, [BASE], max_read=1000, cutoff_s=150
     )
 
 
 @pytest.mark.parametrize("cutoff", [None, 150])
-def test_a_read_gathers_what_the_buckets_hold(cutoff: int | None) -> None:
-    """BucketCache.read against the definition: gather over the values of the probed buckets (as
-    an MGET of their names reads them), with crowded buckets and expired entries."""
+def test_a_search_finds_what_nearest_finds_in_the_buckets(
+    cutoff: int | None, new_cache: MakeCache
+) -> None:
+    """BucketCache.nearest against the definition: nearest over gather over the values of the
+    probed buckets (as an MGET of their names reads them), with crowded buckets and expired
+    entries."""
     copy, probed = new_cache()
     rng = random.Random(5)
     near = [flip(BASE, rng.sample(range(64), rng.randrange(4))) for _ in range(60)]
@@ -115,10 +140,12 @@ def test_a_read_gathers_what_the_buckets_hold(cutoff: int | None) -> None:
     queries = [BASE, flip(BASE, [5, 50]), rng.getrandbits(64)]
     slots = probed.slots(queries)
     before = [copy.buckets(row) for row in slots.tolist()]
-    expected = gather(before, max_read=7, cutoff_s=cutoff)
-    assert max(expected.hot) > 0
-    assert cutoff is None or any(expected.expired)
-    assert copy.read(queries, max_read=7, cutoff_s=cutoff) == expected
+    gathered = gather(before, max_read=7, cutoff_s=cutoff)
+    assert max(gathered.hot) > 0
+    assert cutoff is None or any(gathered.expired)
+    expected = nearest(gathered, queries, radius=RADIUS, limit=LIMIT, cutoff_s=cutoff)
+    assert any(len(n.entries) == LIMIT * ENTRY_BYTES for n in expected)  # some left out
+    assert search(copy, queries, max_read=7, cutoff_s=cutoff) == expected
     for blob in filter(None, copy.buckets(range(probed.slot_count or 0))):
         seqs = np.frombuffer(blob, dtype=ENTRY)["seq"].tolist()
         assert seqs == sorted(seqs)  # first seen first, as in Redis
@@ -193,10 +220,42 @@ async def test_a_stale_entry_whose_sequence_number_was_given_out_again_is_not_tr
     assert v.kind is Kind.UNIQUE
 
 
-def test_nothing_new_moves_only_the_counter() -> None:
+def test_nothing_new_moves_only_the_counter(new_cache: MakeCache) -> None:
     copy, probed = new_cache()
     copy.add(b"", last=4)
     copy.add(bytes(48), last=6)  # two removed articles' slots
     assert probed.slot_count is not None
     assert copy.last == 6
     assert set(copy.buckets(range(probed.slot_count))) == {None}
+
+
+def test_the_compiled_store_keeps_step_with_the_numpy_store() -> None:
+    """Batch after batch of inserts and searches (near copies, crowded buckets, expiry moving
+    on), both stores give the same results and hold the same entries."""
+    require_compiled()
+    probed = BucketAddresses(NamespaceKeys("m").buckets, LAYOUT)
+    stores = BucketCache(probed, compiled=True), BucketCache(probed, compiled=False)
+    rng = random.Random(11)
+    seen: list[int] = [BASE]
+    seq = 0
+    found: list[tuple[bool, bool, bool]] = []
+    for step in range(40):
+        batch = b""
+        for _ in range(rng.randrange(0, 60)):
+            seq += 1
+            fp = flip(rng.choice(seen), rng.sample(range(64), rng.randrange(6)))
+            seen.append(fp if rng.random() < 0.5 else rng.getrandbits(64))
+            batch += entry(fp, seq, seen_s=100 + step * 10 + rng.randrange(10))
+        for store in stores:
+            store.add(batch, seq)
+        queries = [
+            flip(rng.choice(seen), rng.sample(range(64), rng.randrange(9))) for _ in range(30)
+        ]
+        cutoff = 100 + step * 5 if step % 3 else None
+        compiled, numpy_ = (store.nearest(queries, Search(9, 4, 12, cutoff)) for store in stores)
+        assert compiled == numpy_
+        assert stores[0].entries == stores[1].entries
+        found += [(bool(n.entries), n.hot > 0, bool(n.expired)) for n in compiled]
+    assert all(map(any, zip(*found, strict=True)))  # found some, crowded and expired buckets
+    every = range(probed.slot_count or 0)
+    assert stores[0].buckets(every) == stores[1].buckets(every)

@@ -8,9 +8,10 @@ The cache holds every entry with a sequence number up to `last`. Entries removed
 worker found still exists, and searches Redis's buckets itself when not, so a stale entry costs
 time, never a wrong verdict. Memory: each entry once per table (docs/operations.md).
 
-Buckets are numbered (BucketAddresses.slots) and kept in arrays indexed by those numbers, so
-that a batch's thousands of probed buckets are found with a few numpy operations rather than
-one Python step each.
+Buckets are numbered (BucketAddresses.slots). Two stores hold them and search them, with the
+same results: the compiled one (compiled_cache.py) where it is installed, else numpy arrays
+indexed by those numbers (_NumpyStore), so that a batch's thousands of probed buckets are found
+with a few numpy operations rather than one Python step each.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from worker.index.redis.addresses import BucketAddresses
+from worker.index.redis.compiled_cache import CompiledStore, compiled_store
 from worker.index.redis.format import ENTRY, ENTRY_BYTES, RING_CHECK
-from worker.index.redis.nearest import Gathered
+from worker.index.redis.nearest import Gathered, Nearest, Search, nearest
 
 # Entries taken in per pass: a reload of a large index goes in passes, so that its temporary
 # arrays (some bytes per entry and table) stay small.
@@ -29,17 +31,16 @@ _PASS = 100_000
 
 
 class BucketCache:
-    def __init__(self, addresses: BucketAddresses) -> None:
+    def __init__(self, addresses: BucketAddresses, *, compiled: bool = True) -> None:
+        """With `compiled`, the compiled store where it is installed."""
         if addresses.slot_count is None:
             raise ValueError(
                 "a bucket cache needs every table at most 16 bits wide; "
                 "read the buckets from Redis instead (bucket_cache=False)"
             )
-        self._addresses = addresses
-        self._blobs = np.full(addresses.slot_count, b"", dtype=object)  # each bucket's entries
-        self._sizes = np.zeros(addresses.slot_count, dtype=np.int64)  # entries in each bucket
-        # The first-seen second of each bucket's first entry (where it has one): for expiry.
-        self._first_seen = np.zeros(addresses.slot_count, dtype=np.int64)
+        self._store: CompiledStore | _NumpyStore = (
+            compiled and compiled_store(addresses)
+        ) or _NumpyStore(addresses)
         self.last = 0  # every entry up to this sequence number is here
         # The ring's entry of number `last` as the cache saw it (format.RING_CHECK bytes; b"":
         # unknown): Redis still holding it there says that the index has not lost writes
@@ -47,9 +48,13 @@ class BucketCache:
         self.last_entry = b""
 
     @property
+    def compiled(self) -> bool:
+        return not isinstance(self._store, _NumpyStore)
+
+    @property
     def entries(self) -> int:
         """Entries held, in every bucket (removed ones too, until their bucket is read)."""
-        return int(self._sizes.sum())
+        return self._store.entries
 
     def add(self, entries: bytes, last: int) -> None:
         """The ring's entries (format.ENTRY) of the numbers after `self.last` up to `last`;
@@ -61,12 +66,49 @@ class BucketCache:
         live = table[table["seen_s"] != 0]
         live = live[np.argsort(live["seq"], kind="stable")]
         for start in range(0, len(live), _PASS):
-            self._add(live[start : start + _PASS])
+            self._store.add(live[start : start + _PASS])
         self.last = last
 
-    def _add(self, live: np.ndarray) -> None:
-        """Append entries (in first-seen order) to their bucket in every table: all tables in
-        one pass (numpy's cost per call, not per entry, is most of a batch's)."""
+    def reset(self, entries: bytes, last: int, last_entry: bytes) -> None:
+        """Start again from `entries`: every entry up to `last`, in any order; `last_entry`:
+        the ring's entry of number `last` (as for `last_entry`)."""
+        self._store.clear()
+        self.last = 0
+        self.add(entries, last)
+        self.last_entry = last_entry[:RING_CHECK]
+
+    def buckets(self, slots: Sequence[int]) -> list[bytes | None]:
+        """The buckets' entries, as an MGET of their names would give them."""
+        return [self._store.bucket(slot) for slot in slots]
+
+    def nearest(self, fingerprints: Sequence[int], search: Search) -> list[Nearest]:
+        """For each fingerprint, what nearest.nearest finds in its probed buckets (as
+        nearest.gather gathers them). The expired entries it reports are then dropped from
+        the copy (the script drops Redis's)."""
+        return self._store.nearest(fingerprints, search)
+
+
+class _NumpyStore:
+    def __init__(self, addresses: BucketAddresses) -> None:
+        assert addresses.slot_count is not None
+        self._addresses = addresses
+        self._blobs = np.full(addresses.slot_count, b"", dtype=object)  # each bucket's entries
+        self._sizes = np.zeros(addresses.slot_count, dtype=np.int64)  # entries in each bucket
+        # The first-seen second of each bucket's first entry (where it has one): for expiry.
+        self._first_seen = np.zeros(addresses.slot_count, dtype=np.int64)
+
+    @property
+    def entries(self) -> int:
+        return int(self._sizes.sum())
+
+    def clear(self) -> None:
+        self._blobs.fill(b"")
+        self._sizes.fill(0)
+        self._first_seen.fill(0)
+
+    def add(self, live: np.ndarray) -> None:
+        """All tables in one pass (numpy's cost per call, not per entry, is most of a
+        batch's)."""
         slots = np.concatenate(self._addresses.own_slots(live["fingerprint"]))  # table after table
         order = np.argsort(slots, kind="stable")  # by bucket, first seen first in each
         slots, grouped = slots[order], live[order % len(live)]
@@ -82,25 +124,25 @@ class BucketCache:
         ):
             blobs[slot] += block[start:end]
 
-    def reset(self, entries: bytes, last: int, last_entry: bytes) -> None:
-        """Start again from `entries`: every entry up to `last`, in any order; `last_entry`:
-        the ring's entry of number `last` (as for `last_entry`)."""
-        self._blobs.fill(b"")
-        self._sizes.fill(0)
-        self._first_seen.fill(0)
-        self.last = 0
-        self.add(entries, last)
-        self.last_entry = last_entry[:RING_CHECK]
+    def bucket(self, slot: int) -> bytes | None:
+        blob: bytes = self._blobs[slot]
+        return blob or None
 
-    def buckets(self, slots: Sequence[int]) -> list[bytes | None]:
-        """The buckets' entries, as an MGET of their names would give them."""
-        return [blob or None for blob in self._blobs[list(slots)].tolist()]
+    def nearest(self, fingerprints: Sequence[int], search: Search) -> list[Nearest]:
+        gathered = self._read(fingerprints, max_read=search.max_read, cutoff_s=search.cutoff_s)
+        return nearest(
+            gathered,
+            fingerprints,
+            radius=search.radius,
+            limit=search.limit,
+            cutoff_s=search.cutoff_s,
+        )
 
-    def read(
-        self, fingerprints: Sequence[int], *, max_read: int, cutoff_s: int | None = None
+    def _read(
+        self, fingerprints: Sequence[int], *, max_read: int, cutoff_s: int | None
     ) -> Gathered:
-        """What nearest.gather gives for the buckets that `fingerprints` probe. The expired
-        entries it reports are then dropped from the copy (the script drops Redis's)."""
+        """What nearest.gather gives for the buckets that `fingerprints` probe; the expired
+        entries it reports are then dropped."""
         slots = self._addresses.slots(fingerprints)
         sizes = self._sizes[slots]
         present = sizes > 0

@@ -29,7 +29,7 @@ from worker.index.redis.bucket_cache import BucketCache
 from worker.index.redis.client import Client, Encoded, bulk_string, packs_encoded, translate
 from worker.index.redis.format import LAYOUT_FORMAT, RING_CHECK, ring_offset
 from worker.index.redis.keys import NamespaceKeys
-from worker.index.redis.nearest import BucketRead, Nearest, gather, nearest
+from worker.index.redis.nearest import BucketRead, Nearest, Search, gather, nearest
 from worker.index.redis.scripts import CheckAndInsertCalls, Script
 from worker.layout.planner import default_layout
 from worker.layout.tables import Layout
@@ -56,6 +56,7 @@ class RedisIndex:
         renew_on_match: bool = defaults.RENEW_ON_MATCH,
         redelivery_window_s: int = defaults.REDELIVERY_WINDOW_S,
         bucket_cache: bool = True,
+        compiled: bool = True,
         fingerprints: str | None = None,
         on_reset: Callable[[str], None] | None = None,
     ) -> None:
@@ -67,12 +68,13 @@ class RedisIndex:
         `retention_s` (0: none) stop matching; with `renew_on_match`, an article matched by
         a copy starts its retention again. The record of an article deleted or replaced is
         kept `redelivery_window_s`, for a redelivery of the message that decided it (Probe
-        position). With `bucket_cache`, the worker keeps the buckets
-        in memory (BucketCache) when every table of the layout is at most 16 bits wide; else
-        it reads Redis's. `fingerprints` (Fingerprinter.spec) is recorded with the layout, and
-        a worker with other fingerprint settings is refused (None: not checked). When the
-        index turns out emptied or rolled back under the worker, it says so in the log and to
-        `on_reset` (with why), takes in the index as it is now, and goes on."""
+        position). With `bucket_cache`, the worker keeps the buckets in memory (BucketCache)
+        when every table of the layout is at most 16 bits wide; else it reads Redis's; with
+        `compiled`, the cache is held and searched by the compiled kernel where it is
+        installed (bucket_cache.py). `fingerprints` (Fingerprinter.spec) is recorded with the
+        layout, and a worker with other fingerprint settings is refused (None: not checked).
+        When the index turns out emptied or rolled back under the worker, it says so in the
+        log and to `on_reset` (with why), takes in the index as it is now, and goes on."""
         self.client = client
         self.namespace = namespace
         self.layout = layout or default_layout()
@@ -97,7 +99,7 @@ class RedisIndex:
         self._addresses = BucketAddresses(self.keys.buckets, self.layout, bulk_string)
         self._encodes = packs_encoded(client)
         self._cache = (
-            BucketCache(self._addresses)
+            BucketCache(self._addresses, compiled=compiled)
             if bucket_cache and self._addresses.slot_count is not None
             else None
         )
@@ -116,6 +118,11 @@ class RedisIndex:
     @property
     def uses_bucket_cache(self) -> bool:
         return self._cache is not None
+
+    @property
+    def compiled_cache(self) -> bool:
+        """Whether the bucket cache is the compiled one (bucket_cache.py)."""
+        return self._cache is not None and self._cache.compiled
 
     @property
     def cached_entries(self) -> int:
@@ -196,9 +203,10 @@ class RedisIndex:
             snapshot, now_s = await self._sync()
             snapshots = [snapshot] * len(fingerprints)
             cutoff = now_s - self.retention_s if self.retention_s else None
-            gathered = self._cache.read(
-                fingerprints, max_read=self.max_bucket_read, cutoff_s=cutoff
+            search = Search(
+                self.rule.radius, self.rule.max_candidates, self.max_bucket_read, cutoff
             )
+            found = self._cache.nearest(fingerprints, search)
         else:
             snapshots, buckets, now_s = await self._mget(fingerprints)
             cutoff = now_s - self.retention_s if self.retention_s else None
@@ -208,20 +216,18 @@ class RedisIndex:
                 max_read=self.max_bucket_read,
                 cutoff_s=cutoff,
             )
-        found = nearest(
-            gathered,
-            fingerprints,
-            radius=self.rule.radius,
-            limit=self.rule.max_candidates,
-            cutoff_s=cutoff,
-        )
+            found = nearest(
+                gathered,
+                fingerprints,
+                radius=self.rule.radius,
+                limit=self.rule.max_candidates,
+                cutoff_s=cutoff,
+            )
         cached = self._cache is not None
         reads = iter(
             [
-                None if cached and hot else BucketRead(snapshot, one, self._expired(fp, one))
-                for snapshot, fp, one, hot in zip(
-                    snapshots, fingerprints, found, gathered.hot, strict=True
-                )
+                None if cached and one.hot else BucketRead(snapshot, one, self._expired(fp, one))
+                for snapshot, fp, one in zip(snapshots, fingerprints, found, strict=True)
             ]
         )
         return [next(reads) if p.fingerprint is not None else None for p in probes]

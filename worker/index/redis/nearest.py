@@ -28,6 +28,18 @@ class Gathered:
 
 
 @dataclass(frozen=True)
+class Search:
+    """A search of the buckets (BucketCache.nearest): the `limit` nearest entries within
+    `radius` bits, of the newest `max_read` entries of each bucket, none first seen before
+    `cutoff_s` (None: none expire)."""
+
+    radius: int
+    limit: int
+    max_read: int
+    cutoff_s: int | None = None
+
+
+@dataclass(frozen=True)
 class Nearest:
     entries: bytes  # the nearest entries within the radius, nearest first (b"": none)
     candidates: int  # entries compared (expired ones not counted)
