@@ -71,17 +71,21 @@ async def test_a_revocation_waits_for_the_hook_commits_and_outdates_earlier_batc
         await asyncio.sleep(0.05)  # a batch still being sent
         order.append("hook")
         first.delivered(early)  # ... which is delivered before the offsets are committed
+        assert not first.current(late)  # a batch decided meanwhile is not sent
 
     first = Input(tenant.settings, on_revoke=on_revoke)
     async with first.running():
         batch = await fetch(first, 8)
         early = dataclasses.replace(batch, records=batch.records[:3])
         late = dataclasses.replace(batch, records=batch.records)
+        assert first.current(late)
         await first.on_partitions_revoked({TopicPartition(tenant.settings.input_topic, 1)})
         order.append("revoked")
         assert order == ["hook", "revoked"]
         assert await committed(tenant) == {1: 3}
         assert first.epoch == batch.epoch + 1
+        assert not first.current(late)
+        assert first.highwater(TopicPartition(tenant.settings.input_topic, 1)) == 8
         first.delivered(late)  # fetched before the revocation: its next owner decides it
         await first.commit()
         assert await committed(tenant) == {1: 3}
@@ -103,3 +107,9 @@ async def test_a_second_consumer_joining_revokes_the_first(tenant: Tenant) -> No
             while not revoked.is_set():  # both poll, as workers do, until the group settles
                 await asyncio.wait_for(asyncio.gather(first.next_batch(), second.next_batch()), 30)
             assert first.epoch == batch.epoch + 1
+            # The lag of a partition now the second's is not the first's to read (nor a
+            # reason to stop).
+            ends = [
+                first.highwater(TopicPartition(tenant.settings.input_topic, p)) for p in range(4)
+            ]
+            assert None in ends

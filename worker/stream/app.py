@@ -184,7 +184,7 @@ async def _loop(
     committed: the partition's next owner decides it)."""
     ahead: Ahead | None = None
     while not stopping.is_set():
-        if ahead is not None and ahead[0].epoch != source.epoch:
+        if ahead is not None and not source.current(ahead[0]):
             ahead = None
         if ahead is None:
             ahead = await _fetch(source, pipeline, wait=True)
@@ -202,7 +202,7 @@ async def _loop(
                 decisions = await deciding
             finally:
                 deciding.cancel()  # (done by then, unless this task is cancelled)
-        if batch.epoch == source.epoch:
+        if source.current(batch):
             await outbox.put(batch, partial(deliver, batch, decisions, source))
         freeze_gc_once()
         await source.commit(due_only=True)

@@ -28,6 +28,9 @@ log = logging.getLogger(__name__)
 IDLE_WAIT_MS = 500  # an empty fetch returns after this long (how soon a stop is noticed)
 COMMIT_INTERVAL_S = 1.0  # delivered offsets are committed this often, and at a revocation
 SESSION_TIMEOUT_MS = 10_000  # a replica that dies is noticed after this long
+# How soon a replica hears that the group is rebalancing (a replica joining or leaving): its
+# partitions wait until every member has rejoined.
+HEARTBEAT_INTERVAL_MS = 1_000
 # The longest a batch may take (an index that cannot be reached is waited for) before the
 # group gives the worker's partitions to the others.
 MAX_POLL_INTERVAL_MS = 1_000_000
@@ -54,16 +57,24 @@ class Input(ConsumerRebalanceListener):  # type: ignore[misc]
             auto_offset_reset="earliest",
             max_poll_records=settings.batch_size,
             session_timeout_ms=SESSION_TIMEOUT_MS,
+            heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
             max_poll_interval_ms=MAX_POLL_INTERVAL_MS,
         )
         self._consumer.subscribe([settings.input_topic], listener=self)
         self._epoch = 0
+        self._revoking = False  # between a revocation's start and its commit
         self._done: dict[TopicPartition, int] = {}  # next offset, delivered, not committed
         self._last_commit = time.monotonic()
 
     @property
     def epoch(self) -> int:
         return self._epoch
+
+    def current(self, batch: Batch) -> bool:
+        """Whether the batch's partitions are still this worker's: fetched in this assignment,
+        and no revocation under way (a batch sent once its partitions are being revoked would
+        be sent by their next owner too)."""
+        return batch.epoch == self._epoch and not self._revoking
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Input]:
@@ -119,16 +130,23 @@ class Input(ConsumerRebalanceListener):  # type: ignore[misc]
             log.warning("offsets not committed (%r); the next commit tries again", exc)
 
     def highwater(self, tp: TopicPartition) -> int | None:
-        """The partition's end offset as last fetched (None before the first fetch)."""
+        """The partition's end offset as last fetched (None before the first fetch, or when
+        the partition is no longer this worker's)."""
+        if tp not in self._consumer.assignment():
+            return None
         end: int | None = self._consumer.highwater(tp)
         return end
 
     async def on_partitions_revoked(self, revoked: Any) -> None:
         if not revoked:  # (a first join)
             return
-        await self._on_revoke()
-        await self.commit()
-        self._epoch += 1
+        self._revoking = True
+        try:
+            await self._on_revoke()
+            await self.commit()
+        finally:
+            self._epoch += 1
+            self._revoking = False
 
     async def on_partitions_assigned(self, assigned: Any) -> None:
         log.info("input partitions assigned: %s", sorted(tp.partition for tp in assigned))
