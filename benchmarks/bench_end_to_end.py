@@ -13,7 +13,8 @@ passthrough and a faust passthrough through the same broker, in one run.
 2. Latency: at a steady publish rate of half the measured maximum (the median of the drains),
    the time from publishing an article to receiving its output, p50 and p99, after 3 s of
    warm-up.
-3. The worker again with two and with four processes on the input topic's four partitions.
+3. Scale-out: one, two and four worker processes on the input topic's four partitions, in
+   turn, two rounds (`--scale-rounds`), the ratios to one worker taken within each round.
 
 Needs Kafka and Redis (`bash stack/local-stack.sh up`). Each run starts on an emptied Redis
 database (`--redis-url`, db 13 by default) with no AOF rewrite pending.
@@ -319,6 +320,9 @@ def main() -> None:
     parser.add_argument(
         "--pairs", type=int, default=3, help="passthrough and worker drains, taking turns"
     )
+    parser.add_argument(
+        "--scale-rounds", type=int, default=2, help="rounds of 1, 2 and 4 workers in turn"
+    )
     args = parser.parse_args()
 
     articles = make_articles(args.articles)
@@ -385,12 +389,21 @@ def main() -> None:
             f"{WARM_UP_S:.0f} s of warm-up: p50 {p50:6.1f} ms   p99 {p99:6.1f} ms"
         )
 
-    for processes in (2, 4):
-        drain = throughput(new(WORKER, processes=processes), articles, args.timeout)
-        print(
-            f"throughput  {processes} workers    {drain.describe()} "
-            f"({drain.rate / rates['worker']:.2f}x one worker)"
-        )
+    scaled: dict[int, list[float]] = {2: [], 4: []}
+    for _ in range(args.scale_rounds):
+        one = throughput(new(WORKER), articles, args.timeout).rate
+        print(f"scale-out   1 worker     {one:9,.0f} articles/s")
+        for processes in scaled:
+            drain = throughput(new(WORKER, processes=processes), articles, args.timeout)
+            scaled[processes].append(drain.rate / one)
+            print(
+                f"scale-out   {processes} workers    {drain.describe()} "
+                f"({drain.rate / one:.2f}x one worker)"
+            )
+    print(
+        f"scale-out   median of {args.scale_rounds} rounds: "
+        + ", ".join(f"{n} workers {statistics.median(r):.2f}x one" for n, r in scaled.items())
+    )
     print(f"machine     {load_average()} after (a busy machine makes every figure lower)")
 
 

@@ -68,6 +68,8 @@ def test_bench_end_to_end(kafka_bootstrap: str, redis_url: str) -> None:
         "2",
         "--pairs",
         "1",
+        "--scale-rounds",
+        "1",
         "--kafka",
         kafka_bootstrap,
         "--redis-url",
@@ -77,3 +79,4 @@ def test_bench_end_to_end(kafka_bootstrap: str, redis_url: str) -> None:
     assert "exactly-once / worker" in out
     assert "p99" in out
     assert "2 workers" in out
+    assert "x one worker" in out
