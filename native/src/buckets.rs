@@ -78,17 +78,19 @@ impl Buckets {
     /// Append `entries` (in first-seen order) to their buckets: `slots` (8-byte integers)
     /// holds each entry's bucket in one table, then each one's in the next table, and so on.
     fn add(&mut self, entries: &[u8], slots: &[u8]) -> PyResult<()> {
+        if entries.len() & (ENTRY_BYTES - 1) != 0 {
+            return Err(PyValueError::new_err("entries are 16 bytes each"));
+        }
         let parsed: Vec<Entry> = entries
             .chunks_exact(ENTRY_BYTES)
             .map(Entry::parse)
             .collect();
         let slots = slots_of(slots)?;
-        if parsed.is_empty() || slots.len() % parsed.len() != 0 {
-            return if parsed.is_empty() && slots.is_empty() {
-                Ok(())
-            } else {
-                Err(PyValueError::new_err("one slot per entry and table"))
-            };
+        if parsed.is_empty() {
+            return Ok(());
+        }
+        if slots.len() % parsed.len() != 0 {
+            return Err(PyValueError::new_err("one slot per entry and table"));
         }
         self.check(&slots)?;
         for table in slots.chunks_exact(parsed.len()) {

@@ -38,14 +38,14 @@ class CompiledStore:
 
     def add(self, live: np.ndarray) -> None:
         slots = np.concatenate(self._addresses.own_slots(live["fingerprint"]))  # table after table
-        self._buckets.add(live.tobytes(), slots.astype(np.int64).tobytes())
+        self._buckets.add(live.tobytes(), slots.astype(np.int64, copy=False).tobytes())
 
     def bucket(self, slot: int) -> bytes | None:
         blob: bytes | None = self._buckets.bucket(slot)
         return blob
 
     def nearest(self, fingerprints: Sequence[int], search: Search) -> list[Nearest]:
-        slots = self._addresses.slots(fingerprints).astype(np.int64)
+        slots = self._addresses.slots(fingerprints).astype(np.int64, copy=False)
         rows = self._buckets.nearest(
             list(fingerprints),
             slots.tobytes(),
