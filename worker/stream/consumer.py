@@ -114,11 +114,15 @@ class Input(ConsumerRebalanceListener):  # type: ignore[misc]
 
     async def commit(self, due_only: bool = False) -> None:
         """Commit the delivered offsets (with `due_only`, only once COMMIT_INTERVAL_S has
-        passed since the last commit)."""
+        passed since the last commit) of the partitions this worker still owns: those of a
+        partition gone to another worker are its next owner's to redo (kept, a commit failed
+        at a revocation would fail again and again, holding every other partition's back)."""
         if due_only and time.monotonic() - self._last_commit < COMMIT_INTERVAL_S:
             return
         self._last_commit = time.monotonic()
-        offsets, self._done = self._done, {}
+        owned = self._consumer.assignment()
+        offsets = {tp: offset for tp, offset in self._done.items() if tp in owned}
+        self._done = {}
         if not offsets:
             return
         try:
