@@ -1,6 +1,21 @@
 # The dedup-worker image: `docker compose up` runs it with replicas (see docker-compose.yml).
-# One stage: every dependency installs from a wheel (no compiler is needed), and a two-stage
-# build that copies a virtualenv measured no smaller (docs/operations.md, "Deploy").
+
+# The compiled kernels (native/) as a wheel, built with Debian's Rust: bookworm's rustc-web
+# (its plain rustc is older than pyo3 supports), or a later Debian's rustc. Only the wheel
+# leaves this stage: the image itself needs no compiler.
+FROM python:3.11-slim AS kernels
+RUN apt-get update -qq \
+    && { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+           rustc-web cargo-web \
+         || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+           rustc cargo; } \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /native
+COPY native ./
+RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+
+# Every other dependency installs from a wheel, and a build that copies a virtualenv measured
+# no smaller (docs/operations.md, "Deploy").
 FROM python:3.11-slim
 LABEL org.opencontainers.image.title="dedup-worker" \
       org.opencontainers.image.description="Near-duplicate detection for live text streams" \
@@ -8,9 +23,11 @@ LABEL org.opencontainers.image.title="dedup-worker" \
 WORKDIR /src
 COPY pyproject.toml README.md LICENSE ./
 COPY worker ./worker
-# The package and its runtime dependencies only: no test, evaluation or development extras.
-RUN pip install --no-cache-dir . \
-    && rm -rf /src \
+COPY --from=kernels /wheels /wheels
+# The package, its runtime dependencies and the kernels only: no test, evaluation or
+# development extras.
+RUN pip install --no-cache-dir . /wheels/*.whl \
+    && rm -rf /src /wheels \
     && useradd --system --uid 10001 --no-create-home --home-dir /nonexistent dedup
 # Not root. The worker writes nothing but faust's empty data folder, in the temporary
 # directory: with a read-only root file system, only /tmp needs to be writable.

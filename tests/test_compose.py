@@ -96,7 +96,7 @@ def stack() -> Iterator[Stack]:
         stack.up()
         yield stack
     finally:
-        stack.compose("down", "--volumes", "--remove-orphans")
+        stack.compose("down", "--volumes", "--remove-orphans", "--rmi", "local")
 
 
 def publish_examples(stack: Stack) -> None:
@@ -135,6 +135,16 @@ def test_the_examples_give_their_alerts_and_dead_letters_through_both_replicas(
             last[line.split("|", 1)[0].strip()] = line
     assert len(last) == 2, last
     assert all("'articles'" in line for line in last.values()), "a replica has no partition"
+
+
+def test_the_image_runs_the_compiled_kernels(stack: Stack) -> None:
+    """The Dockerfile builds the kernels (native/) in a stage of its own: both replicas say at
+    start that their fingerprints and bucket cache are the compiled ones, not numpy's."""
+    starts = [
+        line for line in stack.compose("logs", "worker").splitlines() if "fingerprints: " in line
+    ]
+    assert len(starts) == 2, starts
+    assert all("fingerprints: compiled; bucket cache: compiled" in line for line in starts), starts
 
 
 def test_a_replica_killed_mid_stream_leaves_every_article_its_verdict(stack: Stack) -> None:
