@@ -112,8 +112,8 @@ async def reader(
 async def consume(
     kafka: str, topics: list[str], expected: int, give_up_after: float
 ) -> list[tuple[int, float, bytes | None]]:
-    """(record timestamp ms, receive time s, key) of the first `expected` output records. None
-    is parsed: reading them while a worker runs takes as little of the machine as it can."""
+    """(record timestamp ms, receive time s, key) of the first `expected` output records, not
+    parsed: reading them while a worker runs takes as little of the machine as it can."""
     async with reader(kafka, topics) as (consumer, parts):
         consumer.assign(parts)
         await consumer.seek_to_beginning(*parts)
