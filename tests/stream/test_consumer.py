@@ -101,19 +101,31 @@ async def test_a_second_consumer_joining_revokes_the_first(tenant: Tenant) -> No
 
     first = Input(tenant.settings, on_revoke=on_revoke)
     second = Input(tenant.settings, on_revoke=nothing)
+    parts = [TopicPartition(tenant.settings.input_topic, p) for p in range(4)]
+
+    def reads(source: Input) -> set[int]:
+        """The partitions whose end offset `source` reports (its own, once fetched)."""
+        return {tp.partition for tp in parts if source.highwater(tp) is not None}
+
+    def settled() -> tuple[set[int], set[int]] | None:
+        """Each member's partitions, once the revocation is over and they split the four."""
+        one, two = reads(first), reads(second)
+        split = one and two and not one & two and len(one | two) == len(parts)
+        return (one, two) if revoked.is_set() and split else None
+
     async with first.running():
         batch = await fetch(first, 1)  # it has the partitions
         assert not revoked.is_set()  # (joining the group revoked nothing)
         async with second.running():
-            while not revoked.is_set():  # both poll, as workers do, until the group settles
+            # Both poll, as workers do, until the group has settled (each member learns of the
+            # new assignment in its own time). The lag of a partition now the second's is not
+            # the first's to read (nor a reason to stop): a first that still reported all four
+            # partitions would never settle.
+            deadline = asyncio.get_running_loop().time() + 60
+            while settled() is None:
+                assert asyncio.get_running_loop().time() < deadline, (reads(first), reads(second))
                 await asyncio.wait_for(asyncio.gather(first.next_batch(), second.next_batch()), 30)
             assert first.epoch > batch.epoch  # (more than one rebalance is possible)
-            # The lag of a partition now the second's is not the first's to read (nor a
-            # reason to stop).
-            ends = [
-                first.highwater(TopicPartition(tenant.settings.input_topic, p)) for p in range(4)
-            ]
-            assert None in ends
 
 
 async def test_offsets_kept_after_a_failed_commit_never_hold_back_the_partitions_still_owned(
