@@ -9,6 +9,7 @@ import pytest
 
 from tests.index.conftest import MakeIndex
 from tests.support.factories import BASE, flip, one, probe, sketch_agreeing
+from worker import defaults
 from worker.layout.tables import Layout, blocks, multi_index, pigeonhole, sampled
 from worker.model import Kind
 
@@ -401,3 +402,32 @@ async def test_a_crowded_bucket_still_gives_the_nearest(make_index: MakeIndex) -
     [v] = await index.check_and_insert([probe("copy", flip(target, [3, 40]))])
     assert v.candidates >= 700
     assert (v.kind, v.duplicate_of, v.distance) == (Kind.NEAR, "o345", 2)
+
+
+async def test_an_article_renewed_earlier_in_a_batch_is_found_by_later_ones(
+    make_index: MakeIndex,
+) -> None:
+    """A copy renews its story (a new place in the index) before a later article of the same
+    batch, nearer the story than the copy, is decided."""
+    index = make_index(renew_on_match=True)
+    await one(index, probe("story", BASE))
+    copy, later = await index.check_and_insert(
+        [probe("copy", flip(BASE, [1, 2])), probe("later", flip(BASE, [40]))]
+    )
+    assert (copy.duplicate_of, copy.distance) == ("story", 2)
+    assert (later.duplicate_of, later.distance) == ("story", 1)
+
+
+async def test_articles_replaced_earlier_in_a_batch_do_not_count(make_index: MakeIndex) -> None:
+    """More articles than are compared, nearer than an earlier one, each inserted and then
+    replaced (new text, far away) earlier in the batch: the earlier one is still found."""
+    index = make_index()
+    far = ~BASE & (2**64 - 1)
+    await one(index, probe("earlier", flip(BASE, [40, 41, 42])))
+    gone = [f"gone-{i}" for i in range(defaults.MAX_CANDIDATES)]
+    *_, last = await index.check_and_insert(
+        [probe(g, flip(BASE, [i])) for i, g in enumerate(gone)]
+        + [probe(g, flip(far, [i]), content="new text") for i, g in enumerate(gone)]
+        + [probe("last", BASE)]
+    )
+    assert (last.kind, last.duplicate_of, last.distance) == (Kind.NEAR, "earlier", 3)

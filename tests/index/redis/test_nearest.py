@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 
 from tests.support.factories import BASE, entry
 from worker.index.redis.format import ENTRY
-from worker.index.redis.nearest import Nearest, gather, nearest
+from worker.index.redis.nearest import Nearest, earlier_within, gather, nearest
 
 
 def one(
@@ -82,3 +83,29 @@ def test_a_batch_gives_each_query_its_own_nearest() -> None:
         entry(other, 3),
         entry(BASE ^ (1 << 40), 2),
     ]
+
+
+def test_earlier_within_lists_each_earlier_fingerprint_within_the_radius() -> None:
+    rng = random.Random(7)
+    fps: list[int | None] = []
+    for _ in range(300):  # some near copies of earlier ones, and some without a fingerprint
+        roll = rng.random()
+        if roll < 0.1:
+            fps.append(None)
+        elif roll < 0.5 and fps:
+            base = rng.choice([f for f in fps if f is not None] or [BASE])
+            fps.append(base ^ sum(1 << rng.randrange(64) for _ in range(rng.randrange(8))))
+        else:
+            fps.append(rng.getrandbits(64))
+    expected = [
+        b"".join(
+            (j + 1).to_bytes(2, "big")
+            for j, other in enumerate(fps[:i])
+            if fp is not None and other is not None and (fp ^ other).bit_count() <= 4
+        )
+        for i, fp in enumerate(fps)
+    ]
+    assert earlier_within(fps, 4) == expected
+    assert sum(map(len, expected)) > 100  # (the sample has pairs to find)
+    assert earlier_within([BASE], 4) == [b""]
+    assert earlier_within([None, 2**64 - 1, 2**64 - 2], 1) == [b"", b"", b"\x00\x02"]

@@ -5,9 +5,11 @@ Checking a batch takes two steps. First the worker reads the articles' probed bu
 compares their entries itself (nearest.py): from its cache of the buckets (bucket_cache.py,
 kept in step by since.lua), or with MGETs when a table of the layout is too wide to cache.
 Then check_and_insert.lua decides the articles one after another, comparing only what was
-inserted since the read, and inserts the originals: Redis runs one script at a time, so
-replicas that process near-duplicates at the same moment are serialised, and one of them is
-first. forget.lua removes articles, expire.lua sweeps out expired ones.
+inserted since the read (what the call itself inserts, from the worker's list of the earlier
+articles within the radius: nearest.earlier_within), and inserts the originals: Redis runs
+one script at a time, so replicas that process near-duplicates at the same moment are
+serialised, and one of them is first. forget.lua removes articles, expire.lua sweeps out
+expired ones.
 """
 
 from __future__ import annotations

@@ -131,3 +131,19 @@ class BucketRead:
     snapshot: int  # the sequence counter when the buckets were read
     found: Nearest
     expired: list[str]  # the names of the buckets read that start with expired entries
+
+
+def earlier_within(fingerprints: Sequence[int | None], radius: int) -> list[bytes]:
+    """For each fingerprint of a script call, the places (1-based, 2 bytes big-endian each) of
+    the earlier ones within `radius` bits: the script takes what the call itself inserted from
+    these lists instead of comparing every article with every entry the call wrote."""
+    out = [b""] * len(fingerprints)
+    places = [i for i, fp in enumerate(fingerprints) if fp is not None]
+    if len(places) < 2:
+        return out
+    fps = np.array([fingerprints[i] for i in places], dtype=np.uint64)
+    close = np.tril(np.bitwise_count(fps[:, None] ^ fps[None, :]) <= radius, -1)
+    rows, cols = np.nonzero(close)  # (row-major: each row's earlier places in order)
+    for row, col in zip(rows.tolist(), cols.tolist(), strict=True):
+        out[places[row]] += (places[col] + 1).to_bytes(2, "big")
+    return out

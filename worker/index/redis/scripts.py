@@ -22,7 +22,7 @@ from worker.index.base import Rule
 from worker.index.redis.client import Client
 from worker.index.redis.format import pack_position
 from worker.index.redis.keys import NamespaceKeys
-from worker.index.redis.nearest import BucketRead
+from worker.index.redis.nearest import BucketRead, earlier_within
 from worker.layout.tables import Layout, Table
 from worker.model import Kind, Probe, Verdict
 from worker.text.simhash import from_bytes, to_bytes
@@ -36,9 +36,10 @@ class Script(StrEnum):
 
 
 LIB = "lib.lua"
-# Articles per check-and-insert call: enough to share the call's set-up, few enough that one
-# call does not hold Redis's one thread up for long.
-ARTICLES_PER_CALL = 25
+# Articles per check-and-insert call: enough to share the call's set-up (and for a batch's
+# articles to be compared with each other here rather than in the script: the worker's
+# default batch), few enough that one call does not hold Redis's one thread up for long.
+ARTICLES_PER_CALL = 100
 
 
 @cache
@@ -133,16 +134,16 @@ class CheckAndInsertCalls:
         out = []
         for start in range(0, len(probes), ARTICLES_PER_CALL):
             call = [*self._before_epoch, epoch, *self._after_epoch]
-            for probe, read in zip(
-                probes[start : start + ARTICLES_PER_CALL],
-                reads[start : start + ARTICLES_PER_CALL],
-                strict=True,
+            group = probes[start : start + ARTICLES_PER_CALL]
+            earlier = earlier_within([p.fingerprint for p in group], self.rule.radius)
+            for probe, read, close in zip(
+                group, reads[start : start + ARTICLES_PER_CALL], earlier, strict=True
             ):
-                call += self._article(probe, read)
+                call += self._article(probe, read, close)
             out.append(call)
         return out
 
-    def _article(self, probe: Probe, read: BucketRead | None) -> list[Any]:
+    def _article(self, probe: Probe, read: BucketRead | None, earlier: bytes) -> list[Any]:
         fp = probe.fingerprint
         argv: list[Any] = [
             probe.id.encode("utf-8"),
@@ -152,11 +153,12 @@ class CheckAndInsertCalls:
             pack_position(probe.position),
         ]
         if read is None:  # the worker read nothing: the script searches the buckets
-            argv += [b"", b"", 0, 0, 0]
+            argv += [b"", b"", b"", 0, 0, 0]
         else:
             argv += [
                 read.snapshot,
                 read.found.entries,
+                earlier,
                 read.found.candidates,
                 read.found.hot,
                 len(read.expired),

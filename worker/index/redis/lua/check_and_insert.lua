@@ -33,9 +33,10 @@
 --   snapshot: the sequence counter as the caller read it together with the buckets this
 --   article probes ("": the caller read nothing, the buckets are searched here);
 --   the caller's nearest entries within r in that read, at most ARGV[8], nearest first, one
---   after another; entries it compared; buckets it read only in part; n: how many of the
---   buckets it read start with expired entries (to cut them), then their n keys; then the
---   article's key in each of the T tables (none without a fingerprint)
+--   after another; the earlier articles of this call within r of it (their places in the
+--   call, 1-based, 2 bytes each); entries it compared; buckets it read only in part; n: how
+--   many of the buckets it read start with expired entries (to cut them), then their n keys;
+--   then the article's key in each of the T tables (none without a fingerprint)
 --
 -- Bucket keys are built here from the table keys rather than declared in KEYS: there can be
 -- thousands per article. They share the namespace's hash tag with KEYS[1], so in a Redis
@@ -46,8 +47,10 @@
 -- has found the article's nearest entries in its probed buckets as they were (one read, so the
 -- counter and the buckets agree), which takes that work off Redis's one thread; what was
 -- inserted since has a higher sequence number and sits in the recent ring, and is added here
--- (search_since; earlier articles of the group included). Every candidate is checked to
--- still be indexed, and compared by its sketch. If the ring has wrapped since, the counter is
+-- (search_since): what other calls inserted, by comparing the ring's entries; what this call
+-- inserted, from the caller's list of the earlier articles within r (the caller compares
+-- them far faster than Lua), and the entries it renewed. Every candidate is checked to still
+-- be indexed, and compared by its sketch. If the ring has wrapped since, the counter is
 -- below the snapshot (the index lost writes), or a full list from the caller held an entry no
 -- longer indexed or expired since (one beyond it might then count), the buckets are searched
 -- here after all (search_buckets).
@@ -91,6 +94,15 @@ for i = 14, 13 + 3 * tonumber(ARGV[13]), 3 do
 end
 local function bucket(t, value) return t.prefix .. bit.tohex(value, t.hex) end
 
+-- This call's ring entries: `inserted[i]`, the i-th article's (if it was indexed);
+-- `renewed`, those of the articles it renewed. Every sequence number above `first_seq`
+-- is one of them.
+local inserted, renewed = {}, {}
+local first_seq = tonumber(redis.call('GET', KEYS[6]) or '0')
+-- The ring's entries since a snapshot, up to first_seq: the same for every article that
+-- shares the snapshot.
+local before_call = {}
+
 local now = redis.call('TIME')
 local now_s = tonumber(now[1])
 local seen_at = now_s * 1000 + math.floor(tonumber(now[2]) / 1000)
@@ -101,9 +113,10 @@ local cutoff = retention > 0 and now_s - retention or nil
 local function parse_article(a)
   local art = {id = ARGV[a], content = ARGV[a + 1], fp = ARGV[a + 2], sketch = ARGV[a + 3],
                position = ARGV[a + 4], snapshot = ARGV[a + 5], found = ARGV[a + 6],
-               read_candidates = tonumber(ARGV[a + 7]), read_hot = tonumber(ARGV[a + 8]),
-               expired_from = a + 10, keys = {}, candidates = 0, hot = 0}
-  art.expired_to = a + 9 + tonumber(ARGV[a + 9])
+               earlier = ARGV[a + 7], read_candidates = tonumber(ARGV[a + 8]),
+               read_hot = tonumber(ARGV[a + 9]), expired_from = a + 11, keys = {},
+               candidates = 0, hot = 0}
+  art.expired_to = a + 10 + tonumber(ARGV[a + 10])
   local next_article = art.expired_to + 1
   if art.fp ~= '' then
     for j = 1, #tables do art.keys[j] = bit.tobit(tonumber(ARGV[art.expired_to + j])) end
@@ -244,8 +257,12 @@ local function search_since(art, since)
   end
   local last = tonumber(redis.call('GET', KEYS[6]) or '0')
   -- (a counter below the snapshot: the index lost writes since the read)
-  if last < since or last - since > RECENT_SLOTS then return false end
-  local ring = recent_since(KEYS[5], since, last)
+  if last < since or since > first_seq or last - since > RECENT_SLOTS then return false end
+  local ring = before_call[since]
+  if not ring then
+    ring = recent_since(KEYS[5], since, first_seq)
+    before_call[since] = ring
+  end
   local f1, f2, f3, f4 = art.f[1], art.f[2], art.f[3], art.f[4]  -- (locals: the loop is hot)
   local seen = 0
   for at = 1, #ring, ENTRY do
@@ -262,6 +279,23 @@ local function search_since(art, since)
       end
     end
   end
+  -- This call's own entries (later calls find them in the ring): those within r, unless
+  -- removed or renewed since they were written.
+  local function add_own(entry)
+    seen = seen + 1
+    if distance(art.f, entry, 1) <= r and reachable(art, string.sub(entry, 1, 8)) then
+      local seq = struct.unpack('>I4', entry, 1 + ENTRY_SEQ)
+      local offset = recent_offset(seq)
+      if redis.call('GETRANGE', KEYS[5], offset, offset + ENTRY - 1) == entry then
+        add_candidate(art, list, entry, 1, false)
+      end
+    end
+  end
+  for at = 1, #art.earlier, 2 do
+    local entry = inserted[struct.unpack('>I2', art.earlier, at)]
+    if entry then add_own(entry) end
+  end
+  for _, entry in ipairs(renewed) do add_own(entry) end
   art.candidates = art.candidates + seen
   local best, stale = judge(art, list)
   if (stale or list.dropped) and full then return false end
@@ -345,7 +379,7 @@ end
 
 -- Index an article: its content hash (unless another has it), and with a fingerprint an
 -- entry in every table and in the ring. Returns its sequence number (4 bytes; zeros without
--- a fingerprint).
+-- a fingerprint) and its entry (nil without).
 local function insert(id, content, fp, keys)
   redis.call('HSETNX', KEYS[2], content, id)
   if fp == '' then return ZERO4 end
@@ -355,7 +389,7 @@ local function insert(id, content, fp, keys)
   for j, t in ipairs(tables) do redis.call('APPEND', bucket(t, keys[j]), entry) end
   redis.call('SETRANGE', KEYS[5], recent_offset(number), entry)
   redis.call('HSET', KEYS[3], seq, id)
-  return seq
+  return seq, entry
 end
 
 -- The article starts its retention again: it moves to the end of its buckets, with a new
@@ -375,14 +409,15 @@ local function renew(id)
     end
     redis.call('SETRANGE', KEYS[5], recent_offset(number), entry)
     redis.call('HSET', KEYS[3], seq, id)
+    renewed[#renewed + 1] = entry
   end
   redis.call('HSET', KEYS[1], id, string.sub(record, 1, REC.seq - 1) .. seq
     .. struct.pack('>I4', now_s) .. string.sub(record, REC.alive_s + 4))
 end
 
--- Decide the article whose arguments start at ARGV[a]; returns its reply and where the next
--- article's arguments start.
-local function decide(a)
+-- Decide the call's `place`-th article, whose arguments start at ARGV[a]; returns its reply
+-- and where the next article's arguments start.
+local function decide(place, a)
   local art, next_article = parse_article(a)
   local replayed, replaced = replay_or_replace(art)
   if replayed then return replayed, next_article end
@@ -414,7 +449,9 @@ local function decide(a)
 
   -- Every article but an exact copy is indexed: a later copy may be closest to a copy.
   local seq = ZERO4
-  if kind ~= 'exact' then seq = insert(art.id, art.content, art.fp, art.keys) end
+  if kind ~= 'exact' then
+    seq, inserted[place] = insert(art.id, art.content, art.fp, art.keys)
+  end
   local has_fp = art.fp ~= ''
   local record = make_record(art.content, has_fp and art.fp or nil, kind, dist, bins, dup_fp,
                              seen_at, seq, now_s, art.position, has_fp and art.sketch or nil,
@@ -426,6 +463,6 @@ end
 
 local replies, a = {}, 14 + 3 * #tables
 while a <= #ARGV do
-  replies[#replies + 1], a = decide(a)
+  replies[#replies + 1], a = decide(#replies + 1, a)
 end
 return replies
