@@ -263,6 +263,13 @@ local function search_since(art, since)
     ring = recent_since(KEYS[5], since, first_seq)
     before_call[since] = ring
   end
+  -- Whether the entry at blob[at] is still in its ring slot: one read earlier in this call,
+  -- or this call's own, may have been removed or renewed since.
+  local function still_in_ring(blob, at)
+    local offset = recent_offset(struct.unpack('>I4', blob, at + ENTRY_SEQ))
+    return redis.call('GETRANGE', KEYS[5], offset, offset + ENTRY - 1)
+      == string.sub(blob, at, at + ENTRY - 1)
+  end
   local f1, f2, f3, f4 = art.f[1], art.f[2], art.f[3], art.f[4]  -- (locals: the loop is hot)
   local seen = 0
   for at = 1, #ring, ENTRY do
@@ -274,7 +281,7 @@ local function search_since(art, since)
       local a, b, c, e = byte(ring, at, at + 3)
       if BITS_SET[bxor(a, f1)] + BITS_SET[bxor(b, f2)] + BITS_SET[bxor(c, f3)]
           + BITS_SET[bxor(e, f4)] <= r and distance(art.f, ring, at) <= r
-          and reachable(art, string.sub(ring, at, at + 7)) then
+          and reachable(art, string.sub(ring, at, at + 7)) and still_in_ring(ring, at) then
         add_candidate(art, list, ring, at, false)
       end
     end
@@ -283,12 +290,9 @@ local function search_since(art, since)
   -- removed or renewed since they were written.
   local function add_own(entry)
     seen = seen + 1
-    if distance(art.f, entry, 1) <= r and reachable(art, string.sub(entry, 1, 8)) then
-      local seq = struct.unpack('>I4', entry, 1 + ENTRY_SEQ)
-      local offset = recent_offset(seq)
-      if redis.call('GETRANGE', KEYS[5], offset, offset + ENTRY - 1) == entry then
-        add_candidate(art, list, entry, 1, false)
-      end
+    if distance(art.f, entry, 1) <= r and reachable(art, string.sub(entry, 1, 8))
+        and still_in_ring(entry, 1) then
+      add_candidate(art, list, entry, 1, false)
     end
   end
   for at = 1, #art.earlier, 2 do
