@@ -46,6 +46,8 @@ from tests.support.tenant import Tenant, WorkerProcess
 
 WORKER = ("-m", "worker", "worker")
 WARM_UP_S = 3.0
+SEND_INTERVAL_S = 0.005  # the load generator sends what is due this often
+READ_WAIT_MS = 5  # the longest a fetch of the outputs waits for more
 PASSTHROUGH = ("-m", "benchmarks.passthrough")
 BARE = ("-m", "benchmarks.bare_passthrough")
 EXACTLY_ONCE = {"DEDUP_PROCESSING_GUARANTEE": "exactly_once"}
@@ -57,11 +59,14 @@ async def produce(
 ) -> dict[bytes, float]:
     """Publish the articles (encoded beforehand), at `rate` per second if given; returns when
     each was sent (wall-clock s), by key: the outputs carry their article's id as their key.
-    At a rate, the articles due are sent together each time this process wakes (at most once
-    a millisecond), not one sleep per article: the load generator shares the machine's cores
-    with the worker, and takes as little of them as it can."""
+    At a rate, the articles due are sent together each time this process wakes (every
+    SEND_INTERVAL_S, the producer's linger: the broker takes them in such batches anyway),
+    not one sleep per article: the load generator shares the machine's cores with the
+    worker, and takes as little of them as it can."""
     records = [(a["id"].encode(), json.dumps(a).encode()) for a in articles]
-    producer = AIOKafkaProducer(bootstrap_servers=kafka, acks="all", linger_ms=5)
+    producer = AIOKafkaProducer(
+        bootstrap_servers=kafka, acks="all", linger_ms=round(SEND_INTERVAL_S * 1000)
+    )
     await producer.start()
     sent: dict[bytes, float] = {}
     try:
@@ -78,7 +83,7 @@ async def produce(
                 pending.append(await producer.send(topic, value, key=key))
             done = due
             if rate is not None and done < len(records):
-                await asyncio.sleep(max(0.001, start + done / rate - time.monotonic()))
+                await asyncio.sleep(max(SEND_INTERVAL_S, start + done / rate - time.monotonic()))
         await asyncio.gather(*pending)
     finally:
         await producer.stop()
@@ -91,12 +96,16 @@ async def reader(
 ) -> AsyncIterator[tuple[AIOKafkaConsumer, list[TopicPartition]]]:
     """A started consumer (no group) and every partition of the topics."""
     # read_committed: a verdict counts once its transaction commits (exactly-once runs); the
-    # same as read_uncommitted for output written without transactions.
+    # same as read_uncommitted for output written without transactions. Its fetches wait up
+    # to READ_WAIT_MS for more (a fetch per output record would take the cores from the
+    # processes under test); that much may be added to a latency measured, never taken off.
     consumer = AIOKafkaConsumer(
         bootstrap_servers=kafka,
         group_id=None,
         enable_auto_commit=False,
         isolation_level="read_committed",
+        fetch_max_wait_ms=READ_WAIT_MS,
+        fetch_min_bytes=1 << 20,
     )
     await consumer.start()
     try:

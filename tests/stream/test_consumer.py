@@ -1,12 +1,13 @@
-"""The worker's input on a real broker: only delivered offsets are committed, a batch fetched
-before a revocation never is, and a rebalance runs the revocation hook before the partitions
-move."""
+"""The worker's input on a real broker: a trickle of records is taken in batches, only
+delivered offsets are committed, a batch fetched before a revocation never is, and a rebalance
+runs the revocation hook before the partitions move."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 
+from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaConnectionError
 from aiokafka.structs import TopicPartition
@@ -45,6 +46,38 @@ async def load(tenant: Tenant, count: int, partition: int = 0) -> None:
 
 async def nothing() -> None:
     return None
+
+
+async def test_a_trickle_of_records_is_taken_in_batches(tenant: Tenant) -> None:
+    # Records sent 15 ms apart, each once the one before is acknowledged: a fetch answered as
+    # soon as the broker has a record would take them one by one. Within batch_wait_ms a
+    # fetch waits for more; a fetch that runs out of time in the middle splits them in two.
+    settings = dataclasses.replace(tenant.settings, batch_wait_ms=1_000)
+    source = Input(settings, on_revoke=nothing)
+    producer = AIOKafkaProducer(bootstrap_servers=tenant.kafka, acks="all")
+    await producer.start()
+    try:
+        async with source.running():
+            assert not (await source.next_batch()).records  # (assigned, nothing to read yet)
+            batches = asyncio.ensure_future(fetch_batches(source, 8))
+            for _ in range(8):
+                await producer.send_and_wait(settings.input_topic, b"v", key=b"k", partition=0)
+                await asyncio.sleep(0.015)
+            sizes = await asyncio.wait_for(batches, 30)
+    finally:
+        await producer.stop()
+    assert sum(sizes) == 8
+    assert len(sizes) <= 2, sizes
+
+
+async def fetch_batches(source: Input, count: int) -> list[int]:
+    """The sizes of the batches that bring `count` records."""
+    sizes: list[int] = []
+    while sum(sizes) < count:
+        batch = await source.next_batch()
+        if batch.records:
+            sizes.append(len(batch.records))
+    return sizes
 
 
 async def test_only_delivered_offsets_are_committed(tenant: Tenant) -> None:

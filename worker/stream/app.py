@@ -180,8 +180,8 @@ async def _loop(
     stopping: asyncio.Event,
 ) -> None:
     """Batch after batch: while the index decides one, the next is fetched and fingerprinted;
-    then the verdicts go to the outbox. A batch fetched before a revocation is dropped (not
-    committed: the partition's next owner decides it)."""
+    the verdicts go to the outbox as soon as they are decided. A batch fetched before a
+    revocation is dropped (not committed: the partition's next owner decides it)."""
     ahead: Ahead | None = None
     while not stopping.is_set():
         if ahead is not None and not source.current(ahead[0]):
@@ -193,17 +193,15 @@ async def _loop(
                 await source.commit(due_only=True)
                 continue
         batch, prepared = ahead
-        with metrics.batch_seconds.time():
-            deciding = asyncio.ensure_future(
-                _run_with_retry(partial(pipeline.decide, prepared), metrics)
-            )
-            try:
-                ahead = await _fetch(source, pipeline, wait=False)
-                decisions = await deciding
-            finally:
-                deciding.cancel()  # (done by then, unless this task is cancelled)
-        if source.current(batch):
-            await outbox.put(batch, partial(deliver, batch, decisions, source))
+        fetching = asyncio.ensure_future(_fetch(source, pipeline, wait=False))
+        try:
+            with metrics.batch_seconds.time():
+                decisions = await _run_with_retry(partial(pipeline.decide, prepared), metrics)
+            if source.current(batch):
+                await outbox.put(batch, partial(deliver, batch, decisions, source))
+            ahead = await fetching
+        finally:
+            fetching.cancel()  # (done by then, unless this task is cancelled or failed)
         freeze_gc_once()
         await source.commit(due_only=True)
     await outbox.flush()
@@ -250,7 +248,8 @@ def stop_worker(exc: BaseException) -> NoReturn:
 
 async def _fetch(source: Input, pipeline: Pipeline, wait: bool) -> Ahead | None:
     """The next batch, decoded and fingerprinted (None: nothing to read). `wait`: for up to
-    IDLE_WAIT_MS. Else only what has arrived, while the index decides the batch before."""
+    IDLE_WAIT_MS. Else what arrives within batch_wait_ms, while the index decides the batch
+    before."""
     batch = await source.next_batch(wait)
     if not batch.records:
         return None

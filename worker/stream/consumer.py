@@ -34,6 +34,10 @@ HEARTBEAT_INTERVAL_MS = 1_000
 # The longest a batch may take (an index that cannot be reached is waited for) before the
 # group gives the worker's partitions to the others.
 MAX_POLL_INTERVAL_MS = 1_000_000
+# A fetch is answered once the broker holds this much for it, or batch_wait_ms have passed: a
+# trickle of records is taken in batches (one fetch, index call and send for many) rather than
+# each as it comes, and a backlog at once.
+FETCH_MIN_BYTES_WANTED = 1 << 20
 Record: TypeAlias = "ConsumerRecord[bytes, bytes]"
 
 
@@ -59,6 +63,7 @@ class Input(ConsumerRebalanceListener):  # type: ignore[misc]
             session_timeout_ms=SESSION_TIMEOUT_MS,
             heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
             max_poll_interval_ms=MAX_POLL_INTERVAL_MS,
+            **_fetch_options(settings),
         )
         self._consumer.subscribe([settings.input_topic], listener=self)
         self._epoch = 0
@@ -87,21 +92,15 @@ class Input(ConsumerRebalanceListener):  # type: ignore[misc]
                 await self.commit()
 
     async def next_batch(self, wait: bool = True) -> Batch:
-        """Up to batch_size records. `wait`: what has arrived, or after waiting up to
-        batch_wait_ms for more; none after IDLE_WAIT_MS with nothing to read. Else only what
-        has arrived."""
+        """Up to batch_size records: what has been fetched (a fetch waits up to batch_wait_ms
+        for more, FETCH_MIN_BYTES_WANTED, in the broker). `wait`: for up to IDLE_WAIT_MS for
+        a first record; else none if none has been fetched."""
         limit = self._settings.batch_size
         fetched = await self._consumer.getmany(
             timeout_ms=IDLE_WAIT_MS if wait else 0, max_records=limit
         )
         epoch = self._epoch
         records = [r for part in fetched.values() for r in part]
-        if wait and records and len(records) < limit and self._settings.batch_wait_ms:
-            more = await self._consumer.getmany(
-                timeout_ms=self._settings.batch_wait_ms, max_records=limit - len(records)
-            )
-            if self._epoch == epoch:
-                records += [r for part in more.values() for r in part]
         return Batch(epoch, records)
 
     def delivered(self, batch: Batch) -> None:
@@ -154,3 +153,11 @@ class Input(ConsumerRebalanceListener):  # type: ignore[misc]
 
     async def on_partitions_assigned(self, assigned: Any) -> None:
         log.info("input partitions assigned: %s", sorted(tp.partition for tp in assigned))
+
+
+def _fetch_options(settings: Settings) -> dict[str, int]:
+    """How long the broker holds a fetch for more records: batch_wait_ms (0: answered as soon
+    as it has any, waiting at most IDLE_WAIT_MS when it has none)."""
+    if settings.batch_wait_ms == 0:
+        return {"fetch_min_bytes": 1, "fetch_max_wait_ms": IDLE_WAIT_MS}
+    return {"fetch_min_bytes": FETCH_MIN_BYTES_WANTED, "fetch_max_wait_ms": settings.batch_wait_ms}
