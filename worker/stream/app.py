@@ -248,7 +248,7 @@ def stop_worker(exc: BaseException) -> NoReturn:
 
 async def _fetch(source: Input, pipeline: Pipeline, wait: bool) -> Ahead | None:
     """The next batch, decoded and fingerprinted (None: nothing to read). `wait`: for up to
-    IDLE_WAIT_MS. Else what arrives within batch_wait_ms, while the index decides the batch
+    IDLE_WAIT_MS. Else only what has been fetched, while the index decides the batch
     before."""
     batch = await source.next_batch(wait)
     if not batch.records:
