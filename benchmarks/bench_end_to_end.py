@@ -11,8 +11,9 @@ passthrough and a faust passthrough through the same broker, in one run.
    time is left out; the records are read after the drain, so that reading them does not
    take CPU from the drain.
 2. Latency: at a steady publish rate of half the measured maximum (the median of the drains),
-   the time from publishing an article to receiving its output, p50 and p99, after 3 s of
-   warm-up.
+   the time from handing an article to the producer to the broker's appending its output
+   (the output topics stamp records with their append time), p50 and p99, after 3 s of
+   warm-up; the outputs are read after the run, so that reading them takes no CPU from it.
 3. Scale-out: one, two and four worker processes on the input topic's four partitions, in
    turn, two rounds (`--scale-rounds`), the ratios to one worker taken within each round.
 
@@ -39,10 +40,12 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from benchmarks.redis_state import fresh
 from tests.support.corpus import make_articles
 from tests.support.tenant import Tenant, WorkerProcess
+from worker.settings import Settings
 
 WORKER = ("-m", "worker", "worker")
 WARM_UP_S = 3.0
@@ -97,8 +100,7 @@ async def reader(
     """A started consumer (no group) and every partition of the topics."""
     # read_committed: a verdict counts once its transaction commits (exactly-once runs); the
     # same as read_uncommitted for output written without transactions. Its fetches wait up
-    # to READ_WAIT_MS for more (a fetch per output record would take the cores from the
-    # processes under test); that much may be added to a latency measured, never taken off.
+    # to READ_WAIT_MS for more: few fetches while the processes under test run.
     consumer = AIOKafkaConsumer(
         bootstrap_servers=kafka,
         group_id=None,
@@ -120,21 +122,19 @@ async def reader(
 
 async def consume(
     kafka: str, topics: list[str], expected: int, give_up_after: float
-) -> list[tuple[int, float, bytes | None]]:
-    """(record timestamp ms, receive time s, key) of the first `expected` output records, not
-    parsed: reading them while a worker runs takes as little of the machine as it can."""
+) -> list[tuple[int, bytes | None]]:
+    """(record timestamp ms, key) of the first `expected` output records, not parsed."""
     async with reader(kafka, topics) as (consumer, parts):
         consumer.assign(parts)
         await consumer.seek_to_beginning(*parts)
-        out: list[tuple[int, float, bytes | None]] = []
+        out: list[tuple[int, bytes | None]] = []
         deadline = time.monotonic() + give_up_after
         while len(out) < expected:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{len(out)} of {expected} outputs in {give_up_after:.0f} s")
             batch = await consumer.getmany(timeout_ms=200)
-            now = time.time()
             for records in batch.values():
-                out += [(r.timestamp, now, r.key) for r in records]
+                out += [(r.timestamp, r.key) for r in records]
         return out
 
 
@@ -154,6 +154,7 @@ class Run:
         asyncio.run(fresh(redis_url))
         self.tenant = Tenant(kafka, redis_url, f"bench{uuid.uuid4().hex[:6]}", dict(env or {}))
         self.tenant.create_topics()
+        asyncio.run(stamp_on_append(kafka, self.tenant.settings))
         self.logs, self.command, self.processes = logs, command, processes
         self.started: list[WorkerProcess] = []
 
@@ -171,6 +172,25 @@ class Run:
     def stop(self) -> None:
         for process in self.started:
             process.stop()
+
+
+async def stamp_on_append(kafka: str, settings: Settings) -> None:
+    """The output topics stamp their records with the broker's time of appending them
+    (LogAppendTime), so that a record's timestamp says when its verdict was out, whenever the
+    benchmark reads it."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka)
+    await admin.start()
+    try:
+        config = {  # (alter_configs sets a topic's whole config: ensure_topics' setting too)
+            "max.message.bytes": str(settings.output_max_bytes),
+            "message.timestamp.type": "LogAppendTime",
+        }
+        topics = [settings.unique_topic, settings.duplicates_topic, settings.rejected_topic]
+        await admin.alter_configs(
+            [ConfigResource(ConfigResourceType.TOPIC, topic, config) for topic in topics]
+        )
+    finally:
+        await admin.close()
 
 
 async def wait_for_drain(tenant: Tenant, give_up_after: float) -> None:
@@ -286,27 +306,24 @@ def latency(
     timeout: float,
     warm_up: float = WARM_UP_S,
 ) -> tuple[float, float]:
-    """p50 and p99 in ms from publishing to receiving the output, at a steady `rate`, for the
-    articles sent after the first `warm_up` seconds (connections, first batches)."""
-
-    async def measure() -> tuple[dict[bytes, float], list[tuple[int, float, bytes | None]]]:
-        consumer = asyncio.create_task(
-            consume(run.tenant.kafka, run.outputs, len(articles), timeout)
-        )
-        sent = await produce(run.tenant.kafka, run.tenant.settings.input_topic, articles, rate)
-        return sent, await consumer
-
+    """p50 and p99 in ms from handing an article to the producer to the broker's appending
+    its first output (the output's timestamp: stamp_on_append), at a steady `rate`, for the
+    articles sent after the first `warm_up` seconds (connections, first batches). The outputs
+    are read once the processes are done with every article."""
     try:
         run.start()
-        sent, records = asyncio.run(measure())
+        topic = run.tenant.settings.input_topic
+        sent = asyncio.run(produce(run.tenant.kafka, topic, articles, rate))
+        asyncio.run(wait_for_drain(run.tenant, timeout))
     finally:
         run.stop()
+    records = asyncio.run(consume(run.tenant.kafka, run.outputs, len(articles), timeout))
     since = min(sent.values()) + warm_up
-    received: dict[bytes, float] = {}
-    for _, at, key in records:  # an article's first output
+    out: dict[bytes, int] = {}
+    for stamp, key in sorted(records, key=lambda r: r[0]):  # an article's first output
         if key is not None:
-            received.setdefault(key, at)
-    delays = sorted((at - sent[key]) * 1000 for key, at in received.items() if sent[key] >= since)
+            out.setdefault(key, stamp)
+    delays = sorted(stamp - sent[key] * 1000 for key, stamp in out.items() if sent[key] >= since)
     return statistics.median(delays), delays[int(0.99 * (len(delays) - 1))]
 
 
@@ -337,8 +354,8 @@ def main() -> None:
     args = parser.parse_args()
 
     articles = make_articles(args.articles)
-    # This process times every output as it arrives: its own full garbage collections, which
-    # re-scan the articles it holds, would pause it and add that to the latencies.
+    # This process publishes at a steady rate and times each send: its own full garbage
+    # collections, which re-scan the articles it holds, would pause it and bunch the sends.
     gc.freeze()
     logs = Path(tempfile.mkdtemp(prefix="dedup-bench-"))
     print(
