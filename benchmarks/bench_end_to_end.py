@@ -49,6 +49,7 @@ from worker.settings import Settings
 
 WORKER = ("-m", "worker", "worker")
 WARM_UP_S = 3.0
+SPEED_LOOP = 20_000_000
 SEND_INTERVAL_S = 0.005  # the load generator sends what is due this often
 READ_WAIT_MS = 5  # the longest a fetch of the outputs waits for more
 PASSTHROUGH = ("-m", "benchmarks.passthrough")
@@ -327,9 +328,20 @@ def latency(
     return statistics.median(delays), delays[int(0.99 * (len(delays) - 1))]
 
 
-def load_average() -> str:
+def machine_state() -> str:
+    """The load average, and the machine's speed: the seconds one core takes for a CPU-bound
+    Python loop (machines of one kind differ, and one machine from hour to hour, by up to
+    ~2x, and every figure with them)."""
+    start = time.process_time()
+    total = 0
+    for i in range(SPEED_LOOP):
+        total += i
+    seconds = time.process_time() - start
     one, five, fifteen = os.getloadavg()
-    return f"load average {one:.2f} / {five:.2f} / {fifteen:.2f} (1 / 5 / 15 min)"
+    return (
+        f"load average {one:.2f} / {five:.2f} / {fifteen:.2f} (1 / 5 / 15 min); "
+        f"{SPEED_LOOP:,} additions in a Python loop took {seconds:.2f} s"
+    )
 
 
 def main() -> None:
@@ -362,7 +374,7 @@ def main() -> None:
         f"{len(articles):,} articles (Lee news, 10% exact copies, 5% one-word edits); "
         f"4 partitions; logs in {logs}"
     )
-    print(f"machine     {os.cpu_count()} cores; {load_average()} before")
+    print(f"machine     {os.cpu_count()} cores; before: {machine_state()}")
 
     def new(command: tuple[str, ...], processes: int = 1, env: dict[str, str] | None = None) -> Run:
         return Run(args.kafka, args.redis_url, logs, command, processes, env)
@@ -432,7 +444,7 @@ def main() -> None:
         f"scale-out   median of {args.scale_rounds} rounds: "
         + ", ".join(f"{n} workers {statistics.median(r):.2f}x one" for n, r in scaled.items())
     )
-    print(f"machine     {load_average()} after (a busy machine makes every figure lower)")
+    print(f"machine     after: {machine_state()} (a busy or slow machine: every figure lower)")
 
 
 if __name__ == "__main__":

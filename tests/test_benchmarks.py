@@ -80,3 +80,4 @@ def test_bench_end_to_end(kafka_bootstrap: str, redis_url: str) -> None:
     assert "p99" in out
     assert "2 workers" in out
     assert "x one worker" in out
+    assert out.count("additions in a Python loop took") == 2  # the machine before and after
