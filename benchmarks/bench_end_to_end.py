@@ -101,7 +101,7 @@ async def reader(
     """A started consumer (no group) and every partition of the topics."""
     # read_committed: a verdict counts once its transaction commits (exactly-once runs); the
     # same as read_uncommitted for output written without transactions. Its fetches wait up
-    # to READ_WAIT_MS for more: few fetches while the processes under test run.
+    # to READ_WAIT_MS for more: fewer, larger fetches.
     consumer = AIOKafkaConsumer(
         bootstrap_servers=kafka,
         group_id=None,
