@@ -46,10 +46,13 @@ from benchmarks.redis_state import fresh
 from tests.support.corpus import make_articles
 from tests.support.tenant import Tenant, WorkerProcess
 from worker.settings import Settings
+from worker.wiring import fingerprinter
 
 WORKER = ("-m", "worker", "worker")
 WARM_UP_S = 3.0
 SPEED_LOOP = 20_000_000
+SPEED_ARTICLES = 5_000  # fingerprinted, in batches of BATCH, for the machine's speed
+BATCH = 100
 SEND_INTERVAL_S = 0.005  # the load generator sends what is due this often
 READ_WAIT_MS = 5  # the longest a fetch of the outputs waits for more
 PASSTHROUGH = ("-m", "benchmarks.passthrough")
@@ -328,19 +331,28 @@ def latency(
     return statistics.median(delays), delays[int(0.99 * (len(delays) - 1))]
 
 
-def machine_state() -> str:
-    """The load average, and the machine's speed: the seconds one core takes for a CPU-bound
-    Python loop (machines of one kind differ, and one machine from hour to hour, by up to
-    ~2x, and every figure with them)."""
+def machine_state(articles: list[dict[str, Any]]) -> str:
+    """The load average, and two speeds of the machine: the seconds one core takes for a
+    CPU-bound Python loop, and the CPU the worker's fingerprinter takes per article (native
+    code, memory). Machines of one kind differ, and one machine from hour to hour, by up to
+    ~2x in each, and not always in both alike: every figure moves with them."""
     start = time.process_time()
     total = 0
     for i in range(SPEED_LOOP):
         total += i
     seconds = time.process_time() - start
+    sample = [a["text"] for a in articles[:SPEED_ARTICLES]]
+    printer = fingerprinter(Settings())
+    printer.many(sample[:BATCH])  # (first use: tables, the kernel)
+    start = time.process_time()
+    for at in range(0, len(sample), BATCH):
+        printer.many(sample[at : at + BATCH])
+    per_article = (time.process_time() - start) / len(sample) * 1e6
     one, five, fifteen = os.getloadavg()
     return (
         f"load average {one:.2f} / {five:.2f} / {fifteen:.2f} (1 / 5 / 15 min); "
-        f"{SPEED_LOOP:,} additions in a Python loop took {seconds:.2f} s"
+        f"{SPEED_LOOP:,} additions in a Python loop took {seconds:.2f} s; "
+        f"fingerprinting {len(sample):,} articles took {per_article:.1f} us each"
     )
 
 
@@ -374,7 +386,7 @@ def main() -> None:
         f"{len(articles):,} articles (Lee news, 10% exact copies, 5% one-word edits); "
         f"4 partitions; logs in {logs}"
     )
-    print(f"machine     {os.cpu_count()} cores; before: {machine_state()}")
+    print(f"machine     {os.cpu_count()} cores; before: {machine_state(articles)}")
 
     def new(command: tuple[str, ...], processes: int = 1, env: dict[str, str] | None = None) -> Run:
         return Run(args.kafka, args.redis_url, logs, command, processes, env)
@@ -444,7 +456,9 @@ def main() -> None:
         f"scale-out   median of {args.scale_rounds} rounds: "
         + ", ".join(f"{n} workers {statistics.median(r):.2f}x one" for n, r in scaled.items())
     )
-    print(f"machine     after: {machine_state()} (a busy or slow machine: every figure lower)")
+    print(
+        f"machine     after: {machine_state(articles)} (a busy or slow machine: every figure lower)"
+    )
 
 
 if __name__ == "__main__":

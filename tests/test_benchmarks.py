@@ -3,6 +3,7 @@ not how fast; no figure is asserted)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -80,4 +81,6 @@ def test_bench_end_to_end(kafka_bootstrap: str, redis_url: str) -> None:
     assert "p99" in out
     assert "2 workers" in out
     assert "x one worker" in out
-    assert out.count("additions in a Python loop took") == 2  # the machine before and after
+    # the machine before and after: its speed at a Python loop and at fingerprinting
+    assert out.count("additions in a Python loop took") == 2
+    assert len(re.findall(r"fingerprinting [\d,]+ articles took [\d.]+ us each", out)) == 2

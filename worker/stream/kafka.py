@@ -30,6 +30,11 @@ from worker.settings import Settings
 
 log = logging.getLogger(__name__)
 TOPIC_ALREADY_EXISTS = 36  # Kafka protocol error code
+# The largest record batch a producer builds for one partition. A batch's verdicts then go out
+# in a request or two rather than one per 16 KB (aiokafka's default, a dozen verdicts): fewer
+# requests and acknowledgements for the worker and the broker to handle (docs/performance.md).
+# Well under the 1 MB a topic accepts by default.
+PRODUCER_BATCH_BYTES = 256 * 1024
 Client = TypeVar("Client", AIOKafkaProducer, AIOKafkaConsumer)
 _REFUSALS = (
     AuthenticationFailedError,
@@ -131,6 +136,7 @@ def producer(
         linger_ms=linger_ms,
         enable_idempotence=idempotent,
         max_request_size=settings.output_max_bytes,
+        max_batch_size=PRODUCER_BATCH_BYTES,
     )
     return started(client, settings)
 

@@ -28,7 +28,7 @@ from aiokafka.errors import InvalidProducerEpoch, KafkaError, ProducerFenced
 from worker.errors import KafkaRefused, KafkaUnavailable
 from worker.pipeline.outputs import Outgoing
 from worker.settings import Settings
-from worker.stream.kafka import client_options, output_topics
+from worker.stream.kafka import PRODUCER_BATCH_BYTES, client_options, output_topics
 
 log = logging.getLogger(__name__)
 # An input record (aiokafka's: .partition, .offset) and its output.
@@ -171,6 +171,7 @@ class Transactions:
             **client_options(self._settings),
             transactional_id=f"{self._settings.app_id}-{self._settings.input_topic}-{partition}",
             max_request_size=self._settings.output_max_bytes,
+            max_batch_size=PRODUCER_BATCH_BYTES,
         )
         try:
             await producer.start()  # fences the previous owner, ends its open transaction
