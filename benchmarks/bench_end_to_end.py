@@ -51,8 +51,7 @@ from worker.wiring import fingerprinter
 WORKER = ("-m", "worker", "worker")
 WARM_UP_S = 3.0
 SPEED_LOOP = 20_000_000
-SPEED_ARTICLES = 5_000  # fingerprinted, in batches of BATCH, for the machine's speed
-BATCH = 100
+SPEED_ARTICLES = 5_000  # fingerprinted in the worker's batches, for the machine's speed
 SEND_INTERVAL_S = 0.005  # the load generator sends what is due this often
 READ_WAIT_MS = 5  # the longest a fetch of the outputs waits for more
 PASSTHROUGH = ("-m", "benchmarks.passthrough")
@@ -342,11 +341,13 @@ def machine_state(articles: list[dict[str, Any]]) -> str:
         total += i
     seconds = time.process_time() - start
     sample = [a["text"] for a in articles[:SPEED_ARTICLES]]
-    printer = fingerprinter(Settings())
-    printer.many(sample[:BATCH])  # (first use: tables, the kernel)
+    settings = Settings()
+    batch = settings.batch_size
+    printer = fingerprinter(settings)
+    printer.many(sample[:batch])  # (first use: tables, the kernel)
     start = time.process_time()
-    for at in range(0, len(sample), BATCH):
-        printer.many(sample[at : at + BATCH])
+    for at in range(0, len(sample), batch):
+        printer.many(sample[at : at + batch])
     per_article = (time.process_time() - start) / len(sample) * 1e6
     one, five, fifteen = os.getloadavg()
     return (
