@@ -66,7 +66,7 @@ async def run(args: argparse.Namespace) -> None:
         spent["read"] += clock() - t
         t = clock()
         assert index.epoch is not None
-        calls = index.script_calls.calls(probes, reads, index.epoch)
+        calls = [c.argv for c in index.script_calls.calls(probes, reads, index.epoch)]
         spent["calls"] += clock() - t
         t = clock()
         replies = [

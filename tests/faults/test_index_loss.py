@@ -8,6 +8,7 @@ holds unique; what the index lost is no longer matched."""
 from __future__ import annotations
 
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -50,6 +51,13 @@ def now() -> str:
     return iso_time(int(time.time() * 1000))
 
 
+def trickle(tenant: Tenant, messages: list[tuple[bytes | None, bytes | None, int | None]]) -> None:
+    """The messages in groups of 100, ten groups a second."""
+    for start in range(0, len(messages), 100):
+        produce(tenant.kafka, tenant.settings.input_topic, messages[start : start + 100])
+        time.sleep(0.1)
+
+
 def lose_the_index_mid_stream(
     tenant: Tenant,
     start_worker: Callable[[Tenant], WorkerProcess],
@@ -57,14 +65,20 @@ def lose_the_index_mid_stream(
     said: str | None = "emptied or built again",
 ) -> None:
     """Two workers on a stream of a few thousand articles (10% exact copies, 5% one-word
-    edits); the index is lost after a quarter of the verdicts (`lose` returns when: no
-    decision is made on the index as it was after that); then every guarantee is checked
-    across the loss."""
+    edits): a quarter at once, the rest a little at a time while the index is lost, after the
+    first quarter's verdicts (`lose` returns when: no decision is made on the index as it was
+    after that); then every guarantee is checked across the loss."""
     articles = make_articles(4_000, seed=13)
+    messages = keyed(articles)
     workers = start_group(start_worker, tenant, 2)
-    produce(tenant.kafka, tenant.settings.input_topic, keyed(articles))
+    produce(tenant.kafka, tenant.settings.input_topic, messages[:1000])
     collect_until(tenant.kafka, tenant.outputs, lambda out: total(out) >= 1000, quiet=0)
-    reset_at = lose()
+    feeding = threading.Thread(target=trickle, args=(tenant, messages[1000:]))
+    feeding.start()
+    try:
+        reset_at = lose()
+    finally:
+        feeding.join()
     out = collect_until(
         tenant.kafka, tenant.outputs, covers({a["id"] for a in articles}), timeout=180, quiet=3
     )

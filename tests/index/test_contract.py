@@ -8,7 +8,7 @@ import random
 import pytest
 
 from tests.index.conftest import MakeIndex
-from tests.support.factories import BASE, flip, one, probe, sketch_agreeing
+from tests.support.factories import BASE, flip, one, planted, probe, sketch_agreeing
 from worker import defaults
 from worker.layout.tables import Layout, blocks, multi_index, pigeonhole, sampled
 from worker.model import Kind
@@ -431,3 +431,61 @@ async def test_articles_replaced_earlier_in_a_batch_do_not_count(make_index: Mak
         + [probe("last", BASE)]
     )
     assert (last.kind, last.duplicate_of, last.distance) == (Kind.NEAR, "earlier", 3)
+
+
+# The worker sends a batch before the one before it is decided (RedisIndex sends their calls
+# one after another on one connection): batches sent together are decided one after another.
+
+
+async def test_batches_sent_together_are_decided_one_after_another(make_index: MakeIndex) -> None:
+    probes = planted(7, 5)
+    # The same articles again, under other ids and with every bit flipped: as far from the
+    # first ones (in one namespace) as they are near each other.
+    mirrored = [
+        probe(f"m-{p.id}", ~p.fingerprint & (2**64 - 1) if p.fingerprint is not None else None)
+        for p in probes
+    ]
+    apart, together = make_index(5), make_index(5)
+    one_by_one = [
+        v
+        for start in range(0, len(probes), 25)
+        for v in await apart.check_and_insert(probes[start : start + 25])
+    ]
+    sent = await asyncio.gather(
+        *(
+            together.check_and_insert(mirrored[start : start + 25])
+            for start in range(0, len(probes), 25)
+        )
+    )
+    summary = [(v.kind, v.duplicate_of, v.distance) for v in one_by_one]
+    assert summary == [
+        (v.kind, v.duplicate_of and v.duplicate_of.removeprefix("m-"), v.distance)
+        for batch in sent
+        for v in batch
+    ]
+    assert sum(v.duplicate_of is not None for v in one_by_one) > 100
+
+
+async def test_an_article_renewed_by_a_batch_sent_before_is_found(make_index: MakeIndex) -> None:
+    index = make_index(renew_on_match=True)
+    await one(index, probe("story", BASE))
+    [copy], [later] = await asyncio.gather(
+        index.check_and_insert([probe("copy", flip(BASE, [1, 2]))]),
+        index.check_and_insert([probe("later", flip(BASE, [40]))]),
+    )
+    assert (copy.duplicate_of, copy.distance) == ("story", 2)
+    assert (later.duplicate_of, later.distance) == ("story", 1)
+
+
+async def test_a_deletion_sent_between_batches_comes_between_them(make_index: MakeIndex) -> None:
+    """(The first batch is long: Redis reads it in several parts, between which it could
+    serve another connection.)"""
+    index = make_index()
+    rng = random.Random(4)
+    first = [probe(f"other-{i}", rng.getrandbits(64)) for i in range(1000)] + [probe("a", BASE)]
+    decided, held, [copy] = await asyncio.gather(
+        index.check_and_insert(first),
+        index.forget(["a"]),
+        index.check_and_insert([probe("copy", flip(BASE, [1]))]),
+    )
+    assert (decided[-1].kind, held, copy.kind) == (Kind.UNIQUE, [True], Kind.UNIQUE)

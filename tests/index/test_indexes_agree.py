@@ -4,27 +4,13 @@ miss the same pairs, since both probe the same keys)."""
 
 from __future__ import annotations
 
-import random
-
 import pytest
 import redis.asyncio as aioredis
 
-from tests.support.factories import flip, probe
+from tests.support.factories import planted
 from worker.index import MemoryIndex
 from worker.index.redis import RedisIndex
 from worker.layout.tables import Layout, blocks, multi_index, pigeonhole, sampled
-from worker.model import Probe
-
-
-def stream(seed: int, threshold: int) -> list[Probe]:
-    rng = random.Random(seed)
-    originals = [rng.getrandbits(64) for _ in range(60)]
-    probes = [probe(f"o{i}", fp) for i, fp in enumerate(originals)]
-    for i in range(240):
-        base = rng.choice(originals)
-        moved = flip(base, rng.sample(range(64), rng.randint(0, threshold + 3)))
-        probes.append(probe(f"c{i}", moved))
-    return probes
 
 
 @pytest.mark.parametrize(
@@ -34,7 +20,7 @@ async def test_redis_and_memory_agree(redis_client: aioredis.Redis, layout: Layo
     """In one batch (the script compares what the batch inserted after the worker's read) and
     one article at a time (then the worker compares every candidate, the same entries as the
     in-memory index)."""
-    probes = stream(3, layout.threshold)
+    probes = planted(3, layout.threshold)
     memory = await MemoryIndex(layout).check_and_insert(probes)
     batch = await RedisIndex(redis_client, "agree", layout).check_and_insert(probes)
     single = RedisIndex(redis_client, "agree-single", layout)

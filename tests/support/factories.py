@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 
 import xxhash
 
@@ -41,6 +42,18 @@ def flip(fp: int, bits: list[int]) -> int:
     for b in bits:
         fp ^= 1 << b
     return fp
+
+
+def planted(seed: int, threshold: int) -> list[Probe]:
+    """60 originals, then 240 copies of them with up to `threshold` + 3 bits flipped."""
+    rng = random.Random(seed)
+    originals = [rng.getrandbits(64) for _ in range(60)]
+    probes = [probe(f"o{i}", fp) for i, fp in enumerate(originals)]
+    for i in range(240):
+        base = rng.choice(originals)
+        moved = flip(base, rng.sample(range(64), rng.randint(0, threshold + 3)))
+        probes.append(probe(f"c{i}", moved))
+    return probes
 
 
 async def one(index: Index, p: Probe) -> Verdict:

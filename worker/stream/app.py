@@ -48,10 +48,6 @@ EXIT_STOPPED = 70  # (EX_SOFTWARE) the exit status of a worker stopped by stop_w
 SWEEP_INTERVAL_S = 1.0  # with a retention window: one expiry sweep step this often
 SWEEP_STEP = 1000  # records looked at per step (one short Lua call)
 STOP_TIMEOUT_S = 20.0  # a stop waits this long for the batch being decided to go out
-# The next batch is fingerprinted once the index has had this long for its bucket read (a
-# round trip, then numpy work), so that the fingerprints are computed while Redis runs the
-# batch's scripts (docs/performance.md).
-OVERLAP_DELAY_S = 0.002
 Ahead = tuple[Batch, Prepared]
 
 
@@ -179,32 +175,62 @@ async def _loop(
     metrics: Metrics,
     stopping: asyncio.Event,
 ) -> None:
-    """Batch after batch: while the index decides one, the next is fetched and fingerprinted;
-    the verdicts go to the outbox as soon as they are decided. A batch fetched before a
-    revocation is dropped (not committed: the partition's next owner decides it)."""
+    """Batch after batch, two at a time: a batch is sent to the index before the verdicts
+    of the one before are read (the index keeps them in order: RedisIndex), then the next is
+    fetched and fingerprinted while Redis runs them; verdicts go to the outbox in order, as
+    soon as they are decided. A batch fetched before a revocation is dropped (not committed:
+    the partition's next owner decides it)."""
     ahead: Ahead | None = None
-    while not stopping.is_set():
-        if ahead is not None and not source.current(ahead[0]):
-            ahead = None
-        if ahead is None:
-            ahead = await _fetch(source, pipeline, wait=True)
+    deciding: tuple[Batch, asyncio.Future[list[Decision]]] | None = None
+    try:
+        while not stopping.is_set():
+            if ahead is not None and not source.current(ahead[0]):
+                ahead = None
             if ahead is None:
+                ahead = await _fetch(source, pipeline, wait=deciding is None)
+            if ahead is None:
+                if deciding is not None:
+                    await _publish(deciding, source, outbox, deliver)
+                    deciding = None
                 await outbox.flush()
                 await source.commit(due_only=True)
                 continue
-        batch, prepared = ahead
-        fetching = asyncio.ensure_future(_fetch(source, pipeline, wait=False))
-        try:
-            with metrics.batch_seconds.time():
-                decisions = await _run_with_retry(partial(pipeline.decide, prepared), metrics)
-            if source.current(batch):
-                await outbox.put(batch, partial(deliver, batch, decisions, source))
-            ahead = await fetching
-        finally:
-            fetching.cancel()  # (done by then, unless this task is cancelled or failed)
-        freeze_gc_once()
-        await source.commit(due_only=True)
+            batch, prepared = ahead
+            started = asyncio.ensure_future(
+                _timed(metrics, _run_with_retry(partial(pipeline.decide, prepared), metrics))
+            )
+            if deciding is not None:
+                await _publish(deciding, source, outbox, deliver)
+            deciding = (batch, started)
+            ahead = await _fetch(source, pipeline, wait=False)
+            freeze_gc_once()
+            await source.commit(due_only=True)
+        if deciding is not None:
+            await _publish(deciding, source, outbox, deliver)
+            deciding = None
+    finally:
+        if deciding is not None:
+            deciding[1].cancel()
     await outbox.flush()
+
+
+async def _publish(
+    deciding: tuple[Batch, asyncio.Future[list[Decision]]],
+    source: Input,
+    outbox: Outbox[Batch],
+    deliver: Deliver,
+) -> None:
+    """Once the batch is decided, its verdicts into the outbox (unless its partitions were
+    revoked meanwhile)."""
+    batch, decided = deciding
+    decisions = await decided
+    if source.current(batch):
+        await outbox.put(batch, partial(deliver, batch, decisions, source))
+
+
+async def _timed(metrics: Metrics, decided: Awaitable[list[Decision]]) -> list[Decision]:
+    with metrics.batch_seconds.time():
+        return await decided
 
 
 def run_worker(
@@ -253,8 +279,6 @@ async def _fetch(source: Input, pipeline: Pipeline, wait: bool) -> Ahead | None:
     batch = await source.next_batch(wait)
     if not batch.records:
         return None
-    if not wait:
-        await asyncio.sleep(OVERLAP_DELAY_S)
     values = [r.value for r in batch.records]
     positions = [(r.partition, r.offset) for r in batch.records]
     return batch, pipeline.prepare(values, positions)

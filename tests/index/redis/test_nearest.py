@@ -7,7 +7,13 @@ from collections.abc import Sequence
 
 from tests.support.factories import BASE, entry
 from worker.index.redis.format import ENTRY
-from worker.index.redis.nearest import Nearest, earlier_within, gather, nearest
+from worker.index.redis.nearest import (
+    Nearest,
+    earlier_within,
+    gather,
+    nearest,
+    within_earlier_calls,
+)
 
 
 def one(
@@ -109,3 +115,24 @@ def test_earlier_within_lists_each_earlier_fingerprint_within_the_radius() -> No
     assert sum(map(len, expected)) > 100  # (the sample has pairs to find)
     assert earlier_within([BASE], 4) == [b""]
     assert earlier_within([None, 2**64 - 1, 2**64 - 2], 1) == [b"", b"", b"\x00\x02"]
+
+
+def test_within_earlier_calls_lists_every_earlier_article_within_the_radius() -> None:
+    rng = random.Random(9)
+    earlier: list[int | None] = [rng.getrandbits(64) for _ in range(150)] + [None]
+    fps: list[int | None] = [None]
+    for _ in range(100):
+        base = rng.choice(earlier[:150])
+        assert base is not None
+        fps.append(base ^ sum(1 << rng.randrange(64) for _ in range(rng.randrange(8))))
+    expected = [
+        b"".join(
+            (j + 1).to_bytes(4, "big")
+            for j, other in enumerate(earlier)
+            if fp is not None and other is not None and (fp ^ other).bit_count() <= 4
+        )
+        for fp in fps
+    ]
+    assert within_earlier_calls(fps, earlier, 4) == expected
+    assert sum(map(len, expected)) > 100  # (the sample has pairs to find)
+    assert within_earlier_calls([BASE], [], 4) == [b""]

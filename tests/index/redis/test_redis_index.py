@@ -12,12 +12,21 @@ import redis.asyncio as aioredis
 
 from tests.support.factories import BASE, flip, probe
 from worker.errors import IndexUnavailable, LayoutMismatch
-from worker.index.redis import RedisIndex
+from worker.index.redis import RedisIndex, scripts
 from worker.index.redis.client import connect
-from worker.index.redis.format import ENTRY, ENTRY_BYTES, LAYOUT_FORMAT, RECENT_SLOTS
+from worker.index.redis.format import (
+    ENTRY,
+    ENTRY_BYTES,
+    LAYOUT_FORMAT,
+    RECENT_SLOTS,
+    RING_CHECK,
+    pack_entry,
+)
 from worker.index.redis.keys import NamespaceKeys
+from worker.index.redis.nearest import BucketRead, Nearest
+from worker.index.redis.scripts import CallRecord, InOrder, Script
 from worker.layout.tables import Layout, multi_index, pigeonhole, sampled
-from worker.model import Kind, Verdict
+from worker.model import Kind, Probe, Verdict
 
 
 async def test_layout_is_recorded_and_a_different_one_is_refused(
@@ -92,9 +101,12 @@ async def test_bucket_entries_are_fingerprint_sequence_and_time(
 
 async def assert_only_bookkeeping_left(client: aioredis.Redis, namespace: str) -> None:
     """The layout, the sequence counter and the recent-inserts ring, every slot zeroed but for
-    its sequence number: no trace of any article."""
-    left = sorted(k.decode() for k in await client.keys("*"))
+    its sequence number, and the records of the last calls (sequence numbers only, kept for
+    seconds): no trace of any article."""
     keys = NamespaceKeys(namespace)
+    records = await client.keys(f"{keys.prefix}call:*")
+    assert [0 < await client.ttl(k) <= 10 for k in records] == [True] * len(records)
+    left = sorted(k.decode() for k in await client.keys("*") if k not in records)
     assert left == [keys.meta, keys.recent, keys.seq]
     ring = np.frombuffer(await client.get(NamespaceKeys(namespace).recent), dtype=ENTRY)
     assert len(ring)
@@ -232,6 +244,54 @@ async def test_a_read_older_than_the_recent_ring_sends_the_script_searching(
     await redis_client.setrange(NamespaceKeys("wrapped").recent, 0, bytes(ENTRY_BYTES))
     [v] = await index.run_checks([article], reads)
     assert (v.kind, v.duplicate_of, v.distance) == (Kind.NEAR, "first", 2)
+
+
+async def call_in_order(
+    index: RedisIndex,
+    article: Probe,
+    earlier: list[CallRecord],
+    snapshot: tuple[int, bytes] = (0, b""),
+) -> tuple[Verdict, CallRecord]:
+    """One check-and-insert call as the index sends it while earlier calls are in flight, on
+    a read that found nothing, made at `snapshot` (the cache's last number and its entry)."""
+    assert index.epoch is not None
+    read = BucketRead(snapshot[0], Nearest(b"", 0, 0), [])
+    in_order = InOrder(snapshot[0], snapshot[1], earlier, index.keys.call_record)
+    [call] = index.script_calls.calls([article], [read], index.epoch, in_order)
+    [[reply]] = await scripts.run(index.client, Script.CHECK_AND_INSERT, [call.argv])
+    assert call.record is not None
+    return index.script_calls.verdict(article, reply), call.record
+
+
+async def test_a_call_takes_an_earlier_calls_articles_from_its_record(
+    redis_client: aioredis.Redis,
+) -> None:
+    index = RedisIndex(redis_client, "records", multi_index(7, 3))
+    await index.ensure_layout()
+    first, record = await call_in_order(index, probe("first", BASE), [])
+    # Reads made before the first call ran: it is found through its record ...
+    listed, later = await call_in_order(index, probe("listed", flip(BASE, [3])), [record])
+    assert (first.kind, listed.kind, listed.duplicate_of) == (Kind.UNIQUE, Kind.NEAR, "first")
+    # ... and only as the worker lists it: the records' numbers are left out of the ring.
+    unlisted = [CallRecord(record.key, [None]), CallRecord(later.key, [None])]
+    missed, _ = await call_in_order(index, probe("missed", flip(BASE, [4])), unlisted)
+    assert missed.kind is Kind.UNIQUE
+    # A record gone (expired, or its call failed): the ring has the call's entries.
+    await redis_client.delete(record.key)
+    found, _ = await call_in_order(index, probe("found", flip(BASE, [5])), unlisted)
+    assert (found.kind, found.duplicate_of, found.distance) == (Kind.NEAR, "first", 1)
+
+
+@pytest.mark.parametrize("held", [True, False], ids=["snapshot held", "index rolled back"])
+async def test_a_snapshot_the_ring_no_longer_holds_sends_the_script_searching(
+    redis_client: aioredis.Redis, held: bool
+) -> None:
+    index = RedisIndex(redis_client, f"snapshot-{held}", multi_index(7, 3))
+    await index.check_and_insert([probe("first", BASE)])  # number 1
+    seen = pack_entry(BASE if held else flip(BASE, [60]), 1, 0)[:RING_CHECK]
+    copy, _ = await call_in_order(index, probe("copy", flip(BASE, [3])), [], (1, seen))
+    # Held: the read at number 1 (which found nothing) is trusted; else the buckets are read.
+    assert copy.kind is (Kind.UNIQUE if held else Kind.NEAR)
 
 
 async def test_a_batch_read_in_several_mgets_finds_each_original(

@@ -57,10 +57,14 @@ class BucketCache:
         return self._store.entries
 
     def add(self, entries: bytes, last: int) -> None:
-        """The ring's entries (format.ENTRY) of the numbers after `self.last` up to `last`;
-        those of removed articles (zeroed but for their number) are skipped. Each bucket keeps
-        its entries in first-seen order, as Redis does."""
+        """The ring's entries (format.ENTRY) of the numbers up to `last`, from any number up
+        to `self.last` on (those the cache holds already are skipped: a look sent before an
+        earlier one was answered); those of removed articles (zeroed but for their number) are
+        skipped. Each bucket keeps its entries in first-seen order, as Redis does."""
+        if last < self.last:
+            return
         table = np.frombuffer(entries, dtype=ENTRY)
+        table = table[table["seq"] > self.last]
         if last != self.last:
             self.last_entry = entries[-ENTRY_BYTES:][:RING_CHECK] if entries else b""
         live = table[table["seen_s"] != 0]

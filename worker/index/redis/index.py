@@ -8,18 +8,24 @@ Then check_and_insert.lua decides the articles one after another, comparing only
 inserted since the read (what the call itself inserts, from the worker's list of the earlier
 articles within the radius: nearest.earlier_within), and inserts the originals: Redis runs
 one script at a time, so replicas that process near-duplicates at the same moment are
-serialised, and one of them is first. forget.lua removes articles, expire.lua sweeps out
-expired ones.
+serialised, and one of them is first. With the cache, a batch's calls go out on a connection
+of their own (ordered.py) as soon as they are made, while the batch before may still be
+running: its read then predates the batch before, whose articles the worker compares with
+its own (nearest.within_earlier_calls) and the script takes from that batch's call records;
+the look that keeps the cache in step goes out behind the calls. forget.lua removes
+articles, expire.lua sweeps out expired ones.
 """
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import logging
 import secrets
 from collections.abc import Callable, Sequence
-from functools import partial
 from typing import Any
 
+import redis.asyncio as aioredis
 import redis.exceptions
 
 from worker import defaults
@@ -32,7 +38,8 @@ from worker.index.redis.client import Client, Encoded, bulk_string, packs_encode
 from worker.index.redis.format import LAYOUT_FORMAT, RING_CHECK, ring_offset
 from worker.index.redis.keys import NamespaceKeys
 from worker.index.redis.nearest import BucketRead, Nearest, Search, gather, nearest
-from worker.index.redis.scripts import CheckAndInsertCalls, Script
+from worker.index.redis.ordered import OrderedConnection
+from worker.index.redis.scripts import CallRecord, CheckAndInsertCalls, InOrder, Script
 from worker.layout.planner import default_layout
 from worker.layout.tables import Layout
 from worker.model import Probe, Verdict
@@ -59,6 +66,7 @@ class RedisIndex:
         redelivery_window_s: int = defaults.REDELIVERY_WINDOW_S,
         bucket_cache: bool = True,
         compiled: bool = True,
+        in_order: bool = True,
         fingerprints: str | None = None,
         on_reset: Callable[[str], None] | None = None,
     ) -> None:
@@ -73,7 +81,9 @@ class RedisIndex:
         position). With `bucket_cache`, the worker keeps the buckets in memory (BucketCache)
         when every table of the layout is at most 16 bits wide; else it reads Redis's; with
         `compiled`, the cache is held and searched by the compiled kernel where it is
-        installed (bucket_cache.py). `fingerprints` (Fingerprinter.spec) is recorded with the
+        installed (bucket_cache.py); with `in_order` (and the cache, on one Redis), a batch's
+        calls are sent while the batch before runs (ordered.py). `fingerprints`
+        (Fingerprinter.spec) is recorded with the
         layout, and a worker with other fingerprint settings is refused (None: not checked).
         When the index turns out emptied or rolled back under the worker, it says so in the
         log and to `on_reset` (with why), takes in the index as it is now, and goes on."""
@@ -110,6 +120,20 @@ class RedisIndex:
         # The index's epoch as this worker knows it (None: not read yet), from its meta record:
         # a new one there means that the index was emptied and built again.
         self._epoch: str | None = None
+        self._ordered = (
+            OrderedConnection(client)
+            if in_order
+            and self._cache is not None
+            and max_bucket_read > 0
+            and isinstance(client, aioredis.Redis)
+            else None
+        )
+        self._sending = asyncio.Lock()  # one batch reads and sends at a time, in turn
+        # The calls of the batches sent whose look at the ring (after them) is not yet taken in:
+        # what the cache may lack.
+        self._in_flight: list[list[CallRecord]] = []
+        self._now_s = 0  # Redis's clock (unix s) at the last look
+        self._reloads = 0
 
     @property
     def epoch(self) -> str | None:
@@ -182,10 +206,76 @@ class RedisIndex:
     async def check_and_insert(self, probes: Sequence[Probe]) -> list[Verdict]:
         if not probes:
             return []
+        check = self._check if self._ordered is None else self._check_in_order
         try:
-            return await self.run_checks(probes, await self.read_buckets(probes))
+            return await check(probes)
         except IndexReset:  # what was read came from the index before: read again
+            return await check(probes)
+
+    async def _check(self, probes: Sequence[Probe]) -> list[Verdict]:
+        async with self._sending:  # (batches decided in the order they came)
             return await self.run_checks(probes, await self.read_buckets(probes))
+
+    async def _check_in_order(
+        self, probes: Sequence[Probe], load_scripts: bool = True
+    ) -> list[Verdict]:
+        """Read from the cache and send the calls, then the look that brings the cache up to
+        them, without waiting for the batches sent before (the cache is brought up first
+        only when none is in flight); then wait for the replies, in order."""
+        ordered, cache = self._ordered, self._cache
+        assert ordered is not None
+        assert cache is not None
+        async with self._sending:
+            if self._epoch is None:
+                await self.ensure_layout()
+            if not self._in_flight:
+                await self._sync()
+            epoch, reloads = self._epoch, self._reloads
+            assert epoch is not None
+            in_order = InOrder(
+                cache.last,
+                cache.last_entry,
+                [record for batch in self._in_flight for record in batch],
+                self.keys.call_record,
+            )
+            calls = self.script_calls.calls(
+                probes, self._read_cache(probes, cache.last, self._now_s), epoch, in_order
+            )
+            commands = [("EVALSHA", scripts.sha(Script.CHECK_AND_INSERT), *c.argv) for c in calls]
+            commands.append(
+                (
+                    "EVALSHA",
+                    scripts.sha(Script.SINCE),
+                    *scripts.since_call(self.keys, epoch, cache.last, cache.last_entry),
+                )
+            )
+            records = [c.record for c in calls if c.record is not None]
+            try:
+                replies = await ordered.send(commands)
+            except redis.exceptions.RedisError as exc:
+                raise translate(exc) from exc
+            self._in_flight.append(records)
+        try:
+            *answers, look = await replies
+        except redis.exceptions.RedisError as exc:
+            raise translate(exc) from exc
+        finally:
+            self._in_flight.remove(records)
+        failed = [a for a in (*answers, look) if isinstance(a, redis.exceptions.ResponseError)]
+        if failed:
+            if load_scripts and any(isinstance(a, redis.exceptions.NoScriptError) for a in failed):
+                await scripts.load(self.client, Script.CHECK_AND_INSERT, Script.SINCE)
+                return await self._check_in_order(probes, load_scripts=False)
+            error = translate(failed[0])
+            if isinstance(error, IndexReset) and epoch == self._epoch:
+                self._report_reset("the index was emptied or built again (its epoch changed)")
+                await self._recover()
+            raise error from failed[0]
+        await self._take_in(look, reloads)
+        return [
+            self.script_calls.verdict(p, reply)
+            for p, reply in zip(probes, itertools.chain.from_iterable(answers), strict=True)
+        ]
 
     async def read_buckets(self, probes: Sequence[Probe]) -> list[BucketRead | None]:
         """The first step of check_and_insert: for each probe with a fingerprint, the nearest
@@ -200,32 +290,47 @@ class RedisIndex:
         searched = [p for p in probes if p.fingerprint is not None]
         if not searched:
             return [None] * len(probes)
-        fingerprints = [p.fingerprint for p in searched if p.fingerprint is not None]
         if self._cache is not None:
             snapshot, now_s = await self._sync()
-            snapshots = [snapshot] * len(fingerprints)
-            cutoff = now_s - self.retention_s if self.retention_s else None
-            search = Search(
-                self.rule.radius, self.rule.max_candidates, self.max_bucket_read, cutoff
-            )
-            found = self._cache.nearest(fingerprints, search)
-        else:
-            snapshots, buckets, now_s = await self._mget(fingerprints)
-            cutoff = now_s - self.retention_s if self.retention_s else None
-            per = self._addresses.per_fingerprint
-            gathered = gather(
-                [buckets[i * per : (i + 1) * per] for i in range(len(fingerprints))],
-                max_read=self.max_bucket_read,
-                cutoff_s=cutoff,
-            )
-            found = nearest(
-                gathered,
-                fingerprints,
-                radius=self.rule.radius,
-                limit=self.rule.max_candidates,
-                cutoff_s=cutoff,
-            )
-        cached = self._cache is not None
+            return self._read_cache(probes, snapshot, now_s)
+        fingerprints = [p.fingerprint for p in searched if p.fingerprint is not None]
+        snapshots, buckets, now_s = await self._mget(fingerprints)
+        cutoff = now_s - self.retention_s if self.retention_s else None
+        per = self._addresses.per_fingerprint
+        gathered = gather(
+            [buckets[i * per : (i + 1) * per] for i in range(len(fingerprints))],
+            max_read=self.max_bucket_read,
+            cutoff_s=cutoff,
+        )
+        found = nearest(
+            gathered,
+            fingerprints,
+            radius=self.rule.radius,
+            limit=self.rule.max_candidates,
+            cutoff_s=cutoff,
+        )
+        return self._reads(probes, snapshots, found, cached=False)
+
+    def _read_cache(
+        self, probes: Sequence[Probe], snapshot: int, now_s: int
+    ) -> list[BucketRead | None]:
+        """read_buckets from the cache as it is (`snapshot`: its last number; `now_s`: Redis's
+        clock when it was brought up to it)."""
+        assert self._cache is not None
+        fingerprints = [p.fingerprint for p in probes if p.fingerprint is not None]
+        cutoff = now_s - self.retention_s if self.retention_s else None
+        search = Search(self.rule.radius, self.rule.max_candidates, self.max_bucket_read, cutoff)
+        found = self._cache.nearest(fingerprints, search) if fingerprints else []
+        return self._reads(probes, [snapshot] * len(fingerprints), found, cached=True)
+
+    def _reads(
+        self,
+        probes: Sequence[Probe],
+        snapshots: Sequence[int],
+        found: Sequence[Nearest],
+        cached: bool,
+    ) -> list[BucketRead | None]:
+        fingerprints = [p.fingerprint for p in probes if p.fingerprint is not None]
         reads = iter(
             [
                 None if cached and one.hot else BucketRead(snapshot, one, self._expired(fp, one))
@@ -240,7 +345,8 @@ class RedisIndex:
         """The second step of check_and_insert: the script calls that decide and insert,
         given what `read_buckets` found (whatever was inserted in between, they see)."""
         replies = await self._run(
-            Script.CHECK_AND_INSERT, partial(self.script_calls.calls, probes, reads)
+            Script.CHECK_AND_INSERT,
+            lambda epoch: [c.argv for c in self.script_calls.calls(probes, reads, epoch)],
         )
         return [
             self.script_calls.verdict(p, reply)
@@ -258,26 +364,37 @@ class RedisIndex:
         last entry, or a reload); returns that counter and Redis's time (unix s)."""
         cache = self._cache
         assert cache is not None
+        reloads = self._reloads
         [reply] = await self._run(
             Script.SINCE,
             lambda epoch: [scripts.since_call(self.keys, epoch, cache.last, cache.last_entry)],
         )
+        await self._take_in(reply, reloads)
+        return cache.last, self._now_s
+
+    async def _take_in(self, reply: list[Any], reloads: int) -> None:
+        """since.lua's reply into the cache (a look sent before the cache last reloaded, at
+        `reloads`, is of the cache before: it is not acted on)."""
+        assert self._cache is not None
+        if reloads != self._reloads:
+            return
+        self._now_s = int(reply[1])
         if len(reply) == 3:
-            cache.add(reply[2], int(reply[0]))
-        else:
-            if reply[3] == b"rolled back":
-                self._report_reset(
-                    "the index lost writes that this worker had seen (a replica promoted, or "
-                    "a restart that lost its last writes)"
-                )
-            await self._reload()
-        return cache.last, int(reply[1])
+            self._cache.add(reply[2], int(reply[0]))
+            return
+        if reply[3] == b"rolled back":
+            self._report_reset(
+                "the index lost writes that this worker had seen (a replica promoted, or "
+                "a restart that lost its last writes)"
+            )
+        await self._reload()
 
     async def _reload(self) -> None:
         """Fill the cache from every bucket of one table (one MGET with the counter: one
         snapshot), and note the ring's entry of that number."""
         assert self._cache is not None
         assert self._whole_table is not None
+        self._reloads += 1
         try:
             values = await self.client.execute_command("MGET", self.keys.seq, *self._whole_table)
             last = int(values[0] or 0)
@@ -332,10 +449,15 @@ class RedisIndex:
         """Remove articles from every table; True for each id that was in the index."""
         if not ids:
             return []
-        [reply] = await self._run(
-            Script.FORGET,
-            lambda epoch: [scripts.forget_call(self.keys, epoch, self.redelivery_window_s, ids)],
-        )
+        async with self._sending:  # after every batch sent, before any sent later
+            if self._ordered is not None:
+                await self._ordered.settled()
+            [reply] = await self._run(
+                Script.FORGET,
+                lambda epoch: [
+                    scripts.forget_call(self.keys, epoch, self.redelivery_window_s, ids)
+                ],
+            )
         return [bool(r) for r in reply]
 
     async def expire(self, limit: int = 1000) -> int:
@@ -390,4 +512,6 @@ class RedisIndex:
             self.on_reset(why)
 
     async def close(self) -> None:
+        if self._ordered is not None:
+            await self._ordered.close()
         await self.client.aclose()

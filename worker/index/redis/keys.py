@@ -6,6 +6,7 @@ Redis Cluster slot, and several independent indexes can live in one Redis.
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 
 PREFIX = "dedup"
@@ -54,6 +55,11 @@ class NamespaceKeys:
         """A STRING under this prefix and an id: the record of an article that a later message
         deleted or replaced, kept for a while (lua/lib.lua, keep_gone)."""
         return self.prefix + "gone:"
+
+    def call_record(self) -> str:
+        """A new key for a check-and-insert call's record (a STRING, kept a minute:
+        lua/check_and_insert.lua, ARGV[b])."""
+        return f"{self.prefix}call:{secrets.token_hex(8)}"
 
     @property
     def sweep(self) -> str:

@@ -147,3 +147,22 @@ def earlier_within(fingerprints: Sequence[int | None], radius: int) -> list[byte
     for row, col in zip(rows.tolist(), cols.tolist(), strict=True):
         out[places[row]] += (places[col] + 1).to_bytes(2, "big")
     return out
+
+
+def within_earlier_calls(
+    fingerprints: Sequence[int | None], earlier: Sequence[int | None], radius: int
+) -> list[bytes]:
+    """For each fingerprint, the places (1-based, 4 bytes big-endian each) of the `earlier`
+    ones (of the calls sent before, check_and_insert.lua's earlier calls) within `radius`
+    bits."""
+    out = [b""] * len(fingerprints)
+    mine = [i for i, fp in enumerate(fingerprints) if fp is not None]
+    theirs = [i for i, fp in enumerate(earlier) if fp is not None]
+    if not mine or not theirs:
+        return out
+    a = np.array([fingerprints[i] for i in mine], dtype=np.uint64)
+    b = np.array([earlier[i] for i in theirs], dtype=np.uint64)
+    rows, cols = np.nonzero(np.bitwise_count(a[:, None] ^ b[None, :]) <= radius)
+    for row, col in zip(rows.tolist(), cols.tolist(), strict=True):
+        out[mine[row]] += (theirs[col] + 1).to_bytes(4, "big")
+    return out

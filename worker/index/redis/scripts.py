@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
 from importlib import resources
@@ -19,10 +20,10 @@ from typing import Any
 import redis.exceptions
 
 from worker.index.base import Rule
-from worker.index.redis.client import Client
+from worker.index.redis.client import Client, translate
 from worker.index.redis.format import pack_position
 from worker.index.redis.keys import NamespaceKeys
-from worker.index.redis.nearest import BucketRead, earlier_within
+from worker.index.redis.nearest import BucketRead, earlier_within, within_earlier_calls
 from worker.layout.tables import Layout, Table
 from worker.model import Kind, Probe, Verdict
 from worker.text.simhash import from_bytes, to_bytes
@@ -74,6 +75,15 @@ async def run(client: Client, script: Script, calls: Sequence[Sequence[Any]]) ->
         return await _evalsha(client, script, calls)
 
 
+async def load(client: Client, *loaded: Script) -> None:
+    """Load the scripts into Redis's script cache."""
+    try:
+        for script in loaded:
+            await client.script_load(source(script))
+    except redis.exceptions.RedisError as exc:
+        raise translate(exc) from exc
+
+
 async def _evalsha(client: Client, script: Script, calls: Sequence[Sequence[Any]]) -> list[Any]:
     async with client.pipeline(transaction=False) as pipe:
         for call in calls:
@@ -84,6 +94,36 @@ async def _evalsha(client: Client, script: Script, calls: Sequence[Sequence[Any]
 
 def with_keys(keys: Sequence[str], argv: Sequence[Any]) -> list[Any]:
     return [len(keys), *keys, *argv]
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """A check-and-insert call that leaves a record (check_and_insert.lua, ARGV[b]) under
+    `key`: a call sent after it, whose read predates it, takes its articles from the record
+    (those within the radius: the worker finds them among `fingerprints`, its articles')
+    rather than comparing its ring entries in the script."""
+
+    key: str
+    fingerprints: list[int | None]
+
+
+@dataclass(frozen=True)
+class InOrder:
+    """A batch's calls sent before the replies of those before them are read: the snapshot
+    its reads were made at (the cache's last number and that number's ring entry, which the
+    script checks), the calls sent since the snapshot whose records to take, and a new key
+    for each call's own record."""
+
+    snapshot: int
+    snapshot_entry: bytes
+    earlier: Sequence[CallRecord]
+    record_key: Callable[[], str]
+
+
+@dataclass(frozen=True)
+class Call:
+    argv: list[Any]  # numkeys, KEYS, ARGV
+    record: CallRecord | None
 
 
 class CheckAndInsertCalls:
@@ -128,22 +168,45 @@ class CheckAndInsertCalls:
         ]
 
     def calls(
-        self, probes: Sequence[Probe], reads: Sequence[BucketRead | None], epoch: str
-    ) -> list[list[Any]]:
-        """One call per ARTICLES_PER_CALL probes, in order, for the index of `epoch`."""
+        self,
+        probes: Sequence[Probe],
+        reads: Sequence[BucketRead | None],
+        epoch: str,
+        in_order: InOrder | None = None,
+    ) -> list[Call]:
+        """One call per ARTICLES_PER_CALL probes, in order, for the index of `epoch`; with
+        `in_order`, each leaves a record and takes those of the earlier calls."""
         out = []
+        in_flight: list[Any] = [b"", b"", 0]  # (ARGV[b+1] on: check_and_insert.lua)
+        before: list[int | None] = []
+        if in_order is not None:
+            in_flight = [in_order.snapshot_entry, in_order.snapshot, len(in_order.earlier)]
+            for earlier_call in in_order.earlier:
+                in_flight += [earlier_call.key, len(earlier_call.fingerprints)]
+                before += earlier_call.fingerprints
         for start in range(0, len(probes), ARTICLES_PER_CALL):
-            call = [*self._before_epoch, epoch, *self._after_epoch]
             group = probes[start : start + ARTICLES_PER_CALL]
-            earlier = earlier_within([p.fingerprint for p in group], self.rule.radius)
-            for probe, read, close in zip(
-                group, reads[start : start + ARTICLES_PER_CALL], earlier, strict=True
+            fingerprints = [p.fingerprint for p in group]
+            record = None if in_order is None else CallRecord(in_order.record_key(), fingerprints)
+            call = [
+                *self._before_epoch,
+                epoch,
+                *self._after_epoch,
+                record.key if record is not None else b"",
+                *in_flight,
+            ]
+            earlier = earlier_within(fingerprints, self.rule.radius)
+            among = within_earlier_calls(fingerprints, before, self.rule.radius)
+            for probe, read, close, close_before in zip(
+                group, reads[start : start + ARTICLES_PER_CALL], earlier, among, strict=True
             ):
-                call += self._article(probe, read, close)
-            out.append(call)
+                call += self._article(probe, read, close, close_before)
+            out.append(Call(call, record))
         return out
 
-    def _article(self, probe: Probe, read: BucketRead | None, earlier: bytes) -> list[Any]:
+    def _article(
+        self, probe: Probe, read: BucketRead | None, earlier: bytes, earlier_calls: bytes
+    ) -> list[Any]:
         fp = probe.fingerprint
         argv: list[Any] = [
             probe.id.encode("utf-8"),
@@ -153,12 +216,13 @@ class CheckAndInsertCalls:
             pack_position(probe.position),
         ]
         if read is None:  # the worker read nothing: the script searches the buckets
-            argv += [b"", b"", b"", 0, 0, 0]
+            argv += [b"", b"", b"", b"", 0, 0, 0]
         else:
             argv += [
                 read.snapshot,
                 read.found.entries,
                 earlier,
+                earlier_calls,
                 read.found.candidates,
                 read.found.hot,
                 len(read.expired),

@@ -26,6 +26,16 @@
 -- ARGV[13]  T, the number of tables; then per table: its width in bits, its probe radius, and
 --           which half of a candidate to compare first (0: bytes 1-4; 4: bytes 5-8): the half
 --           its key covers least, which rejects most candidates soonest
+-- Then, with b = 14 + 3T:
+-- ARGV[b]   a key for this call's record ("": none): for CALL_RECORD_S seconds, the range of
+--           sequence numbers the call gave out and each article's number (if it was indexed),
+--           which a later call whose read predates this one takes instead of comparing every
+--           ring entry of that range
+-- ARGV[b+1] the ring entry (RING_CHECK bytes) that the caller's snapshot number ARGV[b+2] held
+--           when it read ("": not checked); another one there now means that the index lost
+--           writes the read had seen: every article's buckets are searched here
+-- ARGV[b+3] P, the earlier calls whose records to take; then per call its record's key and
+--           its number of articles (the calls' articles are numbered one after another, from 1)
 -- Then per article, one after another:
 --   id; content hash, 16 raw bytes; fingerprint, 8 raw bytes big-endian, or "" when the text
 --   is too short; its sketch (SKETCH bytes), or ""; the message's position in the input topic
@@ -34,7 +44,8 @@
 --   article probes ("": the caller read nothing, the buckets are searched here);
 --   the caller's nearest entries within r in that read, at most ARGV[8], nearest first, one
 --   after another; the earlier articles of this call within r of it (their places in the
---   call, 1-based, 2 bytes each); entries it compared; buckets it read only in part; n: how
+--   call, 1-based, 2 bytes each); those of the earlier calls (their numbers, 4 bytes each);
+--   entries it compared; buckets it read only in part; n: how
 --   many of the buckets it read start with expired entries (to cut them), then their n keys;
 --   then the article's key in each of the T tables (none without a fingerprint)
 --
@@ -49,7 +60,11 @@
 -- inserted since has a higher sequence number and sits in the recent ring, and is added here
 -- (search_since): what other calls inserted, by comparing the ring's entries; what this call
 -- inserted, from the caller's list of the earlier articles within r (the caller compares
--- them far faster than Lua), and the entries it renewed. Every candidate is checked to still
+-- them far faster than Lua), and the entries it renewed; the same for the earlier calls whose
+-- records the caller names (sent before this one's replies were read, so the read predates
+-- them): their numbers are left out of the ring, and the entries of the articles the caller
+-- lists are taken from the ring by their numbers in the records. A record gone (expired, or
+-- its call failed) leaves its entries in the ring. Every candidate is checked to still
 -- be indexed, and compared by its sketch. If the ring has wrapped since, the counter is
 -- below the snapshot (the index lost writes), or a full list from the caller held an entry no
 -- longer indexed or expired since (one beyond it might then count), the buckets are searched
@@ -70,6 +85,7 @@ local changed = changed_index(KEYS[4], ARGV[10])
 if changed then return changed end
 local gone_prefix, gone_window = ARGV[11], tonumber(ARGV[12])
 local MGET_CHUNK = 1000
+local CALL_RECORD_S = 10
 local bxor, byte = bit.bxor, string.byte
 
 -- Bits set in each byte value. A byte-wise Hamming distance with this table costs a few C
@@ -93,6 +109,8 @@ for i = 14, 13 + 3 * tonumber(ARGV[13]), 3 do
                          prefix = prefix .. (#tables) .. ':'}
 end
 local function bucket(t, value) return t.prefix .. bit.tohex(value, t.hex) end
+local after_tables = 14 + 3 * #tables  -- (ARGV[b] in the header)
+local record_key = ARGV[after_tables]
 
 -- This call's ring entries: `inserted[i]`, the i-th article's (if it was indexed);
 -- `renewed`, those of the articles it renewed. Every sequence number above `first_seq`
@@ -102,6 +120,32 @@ local first_seq = tonumber(redis.call('GET', KEYS[6]) or '0')
 -- The ring's entries since a snapshot, up to first_seq: the same for every article that
 -- shares the snapshot.
 local before_call = {}
+
+-- The earlier calls' records: their ranges of numbers (`skipped`), their articles' numbers
+-- (`earlier_calls`, by the caller's numbering; nil: not indexed, or the record is gone), the
+-- numbers of the articles they renewed.
+local skipped, earlier_calls, earlier_renewed = {}, {}, {}
+local base = 0
+local calls_from = after_tables + 4
+for i = calls_from, calls_from - 1 + 2 * tonumber(ARGV[after_tables + 3]), 2 do
+  local held = redis.call('GET', ARGV[i])
+  if held then
+    local from, to, count = struct.unpack('>I4I4I2', held)
+    skipped[#skipped + 1] = {from, to}
+    for place = 1, count do
+      local seq = struct.unpack('>I4', held, 7 + place * 4)
+      if seq ~= 0 then earlier_calls[base + place] = seq end
+    end
+    for at = 11 + count * 4, #held, 4 do
+      earlier_renewed[#earlier_renewed + 1] = struct.unpack('>I4', held, at)
+    end
+  end
+  base = base + tonumber(ARGV[i + 1])
+end
+table.sort(skipped, function(x, y) return x[1] < y[1] end)
+-- Whether the caller's snapshot still holds: else no read of it decides.
+local snapshots_hold = ARGV[after_tables + 1] == ''
+  or ring_holds(KEYS[5], tonumber(ARGV[after_tables + 2]), ARGV[after_tables + 1])
 
 local now = redis.call('TIME')
 local now_s = tonumber(now[1])
@@ -113,10 +157,10 @@ local cutoff = retention > 0 and now_s - retention or nil
 local function parse_article(a)
   local art = {id = ARGV[a], content = ARGV[a + 1], fp = ARGV[a + 2], sketch = ARGV[a + 3],
                position = ARGV[a + 4], snapshot = ARGV[a + 5], found = ARGV[a + 6],
-               earlier = ARGV[a + 7], read_candidates = tonumber(ARGV[a + 8]),
-               read_hot = tonumber(ARGV[a + 9]), expired_from = a + 11, keys = {},
-               candidates = 0, hot = 0}
-  art.expired_to = a + 10 + tonumber(ARGV[a + 10])
+               earlier = ARGV[a + 7], earlier_calls = ARGV[a + 8],
+               read_candidates = tonumber(ARGV[a + 9]), read_hot = tonumber(ARGV[a + 10]),
+               expired_from = a + 12, keys = {}, candidates = 0, hot = 0}
+  art.expired_to = a + 11 + tonumber(ARGV[a + 11])
   local next_article = art.expired_to + 1
   if art.fp ~= '' then
     for j = 1, #tables do art.keys[j] = bit.tobit(tonumber(ARGV[art.expired_to + j])) end
@@ -260,7 +304,16 @@ local function search_since(art, since)
   if last < since or since > first_seq or last - since > RECENT_SLOTS then return false end
   local ring = before_call[since]
   if not ring then
-    ring = recent_since(KEYS[5], since, first_seq)
+    -- (without the numbers the earlier calls' records cover)
+    local parts, from = {}, since
+    for _, range in ipairs(skipped) do
+      if range[2] > from then
+        parts[#parts + 1] = recent_since(KEYS[5], from, math.min(range[1], first_seq))
+        from = range[2]
+      end
+    end
+    parts[#parts + 1] = recent_since(KEYS[5], from, first_seq)
+    ring = table.concat(parts)
     before_call[since] = ring
   end
   -- Whether the entry at blob[at] is still in its ring slot: one read earlier in this call,
@@ -300,6 +353,17 @@ local function search_since(art, since)
     if entry then add_own(entry) end
   end
   for _, entry in ipairs(renewed) do add_own(entry) end
+  -- The earlier calls' entries, as the ring holds them (unless removed since).
+  local function add_numbered(seq)
+    local offset = recent_offset(seq)
+    local entry = redis.call('GETRANGE', KEYS[5], offset, offset + ENTRY - 1)
+    if entry_seen_s(entry, 1) ~= 0 then add_own(entry) end
+  end
+  for at = 1, #art.earlier_calls, 4 do
+    local seq = earlier_calls[struct.unpack('>I4', art.earlier_calls, at)]
+    if seq then add_numbered(seq) end
+  end
+  for _, seq in ipairs(earlier_renewed) do add_numbered(seq) end
   art.candidates = art.candidates + seen
   local best, stale = judge(art, list)
   if (stale or list.dropped) and full then return false end
@@ -374,7 +438,7 @@ end
 
 -- The best earlier match within r, or nil.
 local function near_match(art)
-  if art.snapshot ~= '' then
+  if art.snapshot ~= '' and snapshots_hold then
     local best = search_since(art, tonumber(art.snapshot))
     if best ~= false then return best end
   end
@@ -465,8 +529,17 @@ local function decide(place, a)
   return reply_from(record, 0, art.candidates, art.hot, replaced), next_article
 end
 
-local replies, a = {}, 14 + 3 * #tables
+local replies, a = {}, calls_from + 2 * tonumber(ARGV[after_tables + 3])
 while a <= #ARGV do
   replies[#replies + 1], a = decide(#replies + 1, a)
+end
+if record_key ~= '' then
+  local held = {struct.pack('>I4I4I2', first_seq, tonumber(redis.call('GET', KEYS[6]) or '0'),
+                            #replies)}
+  for place = 1, #replies do
+    held[#held + 1] = inserted[place] and entry_seq(inserted[place], 1) or ZERO4
+  end
+  for _, entry in ipairs(renewed) do held[#held + 1] = entry_seq(entry, 1) end
+  redis.call('SET', record_key, table.concat(held), 'EX', CALL_RECORD_S)
 end
 return replies

@@ -93,6 +93,19 @@ local function recent_since(ring_key, since, last)
   return ring
 end
 
+-- Whether the ring's slot of number `number` still holds `entry` (the first RING_CHECK bytes
+-- of the entry a caller saw there): the same number, and the same fingerprint unless the
+-- article was removed since. Another entry there means that the index lost writes the caller
+-- had seen (a lagging replica promoted, a restart that lost its last writes), and what was
+-- written since reuses their numbers.
+local function ring_holds(ring_key, number, entry)
+  local at = recent_offset(number)
+  local held = redis.call('GETRANGE', ring_key, at, at + RING_CHECK - 1)
+  local fp = string.sub(held, 1, 8)
+  return string.sub(held, 9) == string.sub(entry, 9)
+    and (fp == string.sub(entry, 1, 8) or fp == ZERO8)
+end
+
 -- Bit p of an 8-byte big-endian fingerprint (p = 0 is the least significant).
 local function fingerprint_bit(fp, p)
   local byte = string.byte(fp, 8 - math.floor(p / 8))

@@ -24,15 +24,8 @@ local now = redis.call('TIME')[1]
 local last = tonumber(redis.call('GET', KEYS[1]) or '0')
 local since = tonumber(ARGV[1])
 if last < since then return {last, now, '', 'rolled back'} end
-if ARGV[3] ~= '' then
-  local at = recent_offset(since)
-  local held = redis.call('GETRANGE', KEYS[2], at, at + RING_CHECK - 1)
-  local fp = string.sub(held, 1, 8)
-  -- (the same number, and the same fingerprint unless the article was removed since)
-  if string.sub(held, 9) ~= string.sub(ARGV[3], 9)
-      or (fp ~= string.sub(ARGV[3], 1, 8) and fp ~= ZERO8) then
-    return {last, now, '', last - since >= RECENT_SLOTS and 'behind' or 'rolled back'}
-  end
+if ARGV[3] ~= '' and not ring_holds(KEYS[2], since, ARGV[3]) then
+  return {last, now, '', last - since >= RECENT_SLOTS and 'behind' or 'rolled back'}
 end
 if last - since > RECENT_SLOTS then return {last, now, '', 'behind'} end
 return {last, now, recent_since(KEYS[2], since, last)}
