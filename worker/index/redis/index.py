@@ -22,6 +22,7 @@ import asyncio
 import itertools
 import logging
 import secrets
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -42,13 +43,20 @@ from worker.index.redis.ordered import OrderedConnection
 from worker.index.redis.scripts import CallRecord, CheckAndInsertCalls, InOrder, Script
 from worker.layout.planner import default_layout
 from worker.layout.tables import Layout
-from worker.model import Probe, Verdict
+from worker.model import Kind, Probe, Verdict
 
 log = logging.getLogger(__name__)
 
 # Bucket names per MGET, about: enough to share the round trip, few enough that one MGET does
 # not hold Redis's one thread up for long.
 MGET_KEYS = 1500
+# A batch sent while the one before is in flight reads a cache older by that batch, and the
+# script compares every entry other workers inserted since in Lua, once per article; and
+# other workers fill this one's waiting on Redis anyway. When a batch's script compared more
+# than this many such entries per article, the batches of the next WAIT_S seconds wait for
+# the one before and bring the cache up first.
+OTHERS_ENTRIES_TO_WAIT = 20
+WAIT_S = 5.0
 
 
 class RedisIndex:
@@ -133,6 +141,7 @@ class RedisIndex:
         # what the cache may lack.
         self._in_flight: list[list[CallRecord]] = []
         self._now_s = 0  # Redis's clock (unix s) at the last look
+        self._wait_until = 0.0  # (time.monotonic()) until then, batches wait: WAIT_S
         self._reloads = 0
 
     @property
@@ -220,27 +229,29 @@ class RedisIndex:
         self, probes: Sequence[Probe], load_scripts: bool = True
     ) -> list[Verdict]:
         """Read from the cache and send the calls, then the look that brings the cache up to
-        them, without waiting for the batches sent before (the cache is brought up first
-        only when none is in flight); then wait for the replies, in order."""
+        them, without waiting for the batches sent before (unless none is in flight, or other
+        workers insert much: then the cache is brought up first); then wait for the
+        replies, in order."""
         ordered, cache = self._ordered, self._cache
         assert ordered is not None
         assert cache is not None
         async with self._sending:
             if self._epoch is None:
                 await self.ensure_layout()
-            if not self._in_flight:
+            fresh = not self._in_flight or time.monotonic() < self._wait_until
+            if fresh:
+                await ordered.settled()
                 await self._sync()
             epoch, reloads = self._epoch, self._reloads
             assert epoch is not None
             in_order = InOrder(
                 cache.last,
                 cache.last_entry,
-                [record for batch in self._in_flight for record in batch],
+                [] if fresh else [record for batch in self._in_flight for record in batch],
                 self.keys.call_record,
             )
-            calls = self.script_calls.calls(
-                probes, self._read_cache(probes, cache.last, self._now_s), epoch, in_order
-            )
+            reads = self._read_cache(probes, cache.last, self._now_s)
+            calls = self.script_calls.calls(probes, reads, epoch, in_order)
             commands = [("EVALSHA", scripts.sha(Script.CHECK_AND_INSERT), *c.argv) for c in calls]
             commands.append(
                 (
@@ -272,10 +283,19 @@ class RedisIndex:
                 await self._recover()
             raise error from failed[0]
         await self._take_in(look, reloads)
-        return [
+        verdicts = [
             self.script_calls.verdict(p, reply)
             for p, reply in zip(probes, itertools.chain.from_iterable(answers), strict=True)
         ]
+        # (entries the script compared beyond the worker's read: the ring's since the read)
+        compared = [
+            v.candidates - read.found.candidates
+            for v, read in zip(verdicts, reads, strict=True)
+            if read is not None and v.kind is not Kind.EXACT and not v.replayed
+        ]
+        if compared and min(compared) > OTHERS_ENTRIES_TO_WAIT:
+            self._wait_until = time.monotonic() + WAIT_S
+        return verdicts
 
     async def read_buckets(self, probes: Sequence[Probe]) -> list[BucketRead | None]:
         """The first step of check_and_insert: for each probe with a fingerprint, the nearest
