@@ -313,3 +313,47 @@ async def test_a_batch_read_in_several_mgets_finds_each_original(
     assert [(v.kind, v.duplicate_of, v.distance) for v in verdicts] == [
         (Kind.NEAR, f"o{i}", 2) for i in range(70)
     ]
+
+
+async def test_batches_wait_for_the_one_before_once_other_workers_crowd_the_ring(
+    redis_client: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Alone, a batch goes out while the one before is in flight (its calls name that batch's
+    records); once a batch's script had to compare many entries of another worker's, the
+    next batches wait for the one before and read a cache brought up to date."""
+    layout = pigeonhole(3)  # (tables the bucket cache holds)
+    worker, other = (
+        RedisIndex(redis_client, "crowd", layout),
+        RedisIndex(redis_client, "crowd", layout),
+    )
+    named: list[int] = []  # per call: how many earlier calls it names
+    calls = worker.script_calls.calls
+
+    def spied(
+        probes: list[Probe],
+        reads: list[BucketRead | None],
+        epoch: str,
+        in_order: InOrder | None = None,
+    ) -> list[scripts.Call]:
+        named.append(-1 if in_order is None else len(in_order.earlier))
+        return calls(probes, reads, epoch, in_order)
+
+    monkeypatch.setattr(worker.script_calls, "calls", spied)
+    rng = random.Random(8)
+
+    def articles(prefix: str, count: int) -> list[Probe]:
+        return [probe(f"{prefix}{i}", rng.getrandbits(64)) for i in range(count)]
+
+    await asyncio.gather(*(worker.check_and_insert(articles(f"alone{b}-", 20)) for b in range(3)))
+    assert named[0] == 0  # (the second and third sent while those before ran)
+    assert min(named[1:]) >= 1
+    # A long batch in flight, the other worker inserting meanwhile: the batch after it reads
+    # a cache that lacks those entries, and its script compares them.
+    await asyncio.gather(
+        worker.check_and_insert(articles("long-", 2000)),
+        worker.check_and_insert(articles("stale-", 20)),
+        other.check_and_insert(articles("theirs-", 300)),
+    )
+    named.clear()
+    await asyncio.gather(*(worker.check_and_insert(articles(f"after{b}-", 20)) for b in range(3)))
+    assert named == [0, 0, 0]
