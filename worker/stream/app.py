@@ -17,6 +17,7 @@ import gc
 import logging
 import os
 import tempfile
+from asyncio import FIRST_COMPLETED
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from functools import cache, partial
@@ -49,6 +50,7 @@ SWEEP_INTERVAL_S = 1.0  # with a retention window: one expiry sweep step this of
 SWEEP_STEP = 1000  # records looked at per step (one short Lua call)
 STOP_TIMEOUT_S = 20.0  # a stop waits this long for the batch being decided to go out
 Ahead = tuple[Batch, Prepared]
+Deciding = tuple[Batch, "asyncio.Future[list[Decision]]"]
 
 
 class _Boot(BootStrategy):
@@ -178,16 +180,25 @@ async def _loop(
     """Batch after batch, two at a time: a batch is sent to the index before the verdicts
     of the one before are read (the index keeps them in order: RedisIndex), then the next is
     fetched and fingerprinted while Redis runs them; verdicts go to the outbox in order, as
-    soon as they are decided. A batch fetched before a revocation is dropped (not committed:
-    the partition's next owner decides it)."""
+    soon as they are decided. With nothing fetched yet, the worker waits for whichever comes
+    first, the next records or the verdicts: at a steady rate, the next batch is then on its
+    way before the one before is published. A batch fetched before a revocation is dropped
+    (not committed: the partition's next owner decides it)."""
     ahead: Ahead | None = None
-    deciding: tuple[Batch, asyncio.Future[list[Decision]]] | None = None
+    deciding: Deciding | None = None
+    fetching: asyncio.Future[Ahead | None] | None = None
     try:
         while not stopping.is_set():
+            if ahead is None:
+                fetching = asyncio.ensure_future(_fetch(source, pipeline, wait=True))
+                if deciding is not None:
+                    await asyncio.wait((fetching, deciding[1]), return_when=FIRST_COMPLETED)
+                    if not fetching.done():
+                        await _publish(deciding, source, outbox, deliver)
+                        deciding = None
+                ahead, fetching = await fetching, None
             if ahead is not None and not source.current(ahead[0]):
                 ahead = None
-            if ahead is None:
-                ahead = await _fetch(source, pipeline, wait=deciding is None)
             if ahead is None:
                 if deciding is not None:
                     await _publish(deciding, source, outbox, deliver)
@@ -209,13 +220,14 @@ async def _loop(
             await _publish(deciding, source, outbox, deliver)
             deciding = None
     finally:
-        if deciding is not None:
-            deciding[1].cancel()
+        for pending in (fetching, deciding and deciding[1]):
+            if pending is not None:
+                pending.cancel()
     await outbox.flush()
 
 
 async def _publish(
-    deciding: tuple[Batch, asyncio.Future[list[Decision]]],
+    deciding: Deciding,
     source: Input,
     outbox: Outbox[Batch],
     deliver: Deliver,
