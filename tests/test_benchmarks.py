@@ -60,6 +60,21 @@ def test_bench_stages(redis_url: str) -> None:
     assert "Redis CPU per article" in out
 
 
+def test_bench_send(kafka_bootstrap: str) -> None:
+    out = run(
+        "bench_send",
+        "--kafka",
+        kafka_bootstrap,
+        "--messages",
+        "20",
+        "--batches",
+        "3",
+        "--rounds",
+        "1",
+    )
+    assert re.search(r"round 1 send_all's CPU \d+\.\d\dx send's", out)
+
+
 def test_bench_end_to_end(kafka_bootstrap: str, redis_url: str) -> None:
     out = run(
         "bench_end_to_end",

@@ -13,7 +13,7 @@ from worker.model import Decision
 from worker.pipeline.outputs import Outgoing, Source, output_messages
 from worker.settings import Settings
 from worker.stream.consumer import Batch, Input, Record
-from worker.stream.kafka import output_topics
+from worker.stream.kafka import output_topics, send_all
 from worker.stream.metrics import Metrics
 from worker.stream.transactions import Transactions
 
@@ -60,12 +60,12 @@ async def publish(
 ) -> None:
     """Send every verdict and wait until Kafka has them all."""
     topics = output_topics(settings)
-    pending = [
-        await out.send(topics[message.destination], message.value, key=message.key)
+    messages = (
+        (topics[message.destination], message.key, message.value)
         for record, decision in zip(batch.records, decisions, strict=True)
         for message in outputs(record, decision, settings)
-    ]
-    await asyncio.gather(*pending)
+    )
+    await asyncio.gather(*await send_all(out, messages))
     observe(metrics, source, batch.records, decisions)
 
 

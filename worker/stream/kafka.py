@@ -4,9 +4,10 @@ errors become KafkaUnavailable (retry may help) or KafkaRefused (it will not) he
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, TypeVar
 
@@ -23,6 +24,8 @@ from aiokafka.errors import (
     UnsupportedSaslMechanismError,
 )
 from aiokafka.helpers import create_ssl_context
+from aiokafka.partitioner import DefaultPartitioner
+from aiokafka.producer.message_accumulator import BatchBuilder
 
 from worker.errors import KafkaRefused, KafkaUnavailable
 from worker.pipeline.outputs import Destination
@@ -36,6 +39,8 @@ TOPIC_ALREADY_EXISTS = 36  # Kafka protocol error code
 # Well under the 1 MB a topic accepts by default.
 PRODUCER_BATCH_BYTES = 256 * 1024
 Client = TypeVar("Client", AIOKafkaProducer, AIOKafkaConsumer)
+Message = tuple[str, bytes | None, bytes | None]  # topic, key, value (None: a tombstone)
+_PARTITIONER = DefaultPartitioner()  # (send's own: a key goes where send would put it)
 _REFUSALS = (
     AuthenticationFailedError,
     AuthenticationMethodNotSupported,
@@ -139,6 +144,33 @@ def producer(
         max_batch_size=PRODUCER_BATCH_BYTES,
     )
     return started(client, settings)
+
+
+async def send_all(out: AIOKafkaProducer, messages: Iterable[Message]) -> list[asyncio.Future[Any]]:
+    """Queue the messages in record batches built here, one per partition (each full one
+    followed by the next), a key going to the partition that `out.send` would choose; returns
+    the batches' futures, done once Kafka has them. aiokafka's send costs as much CPU per
+    message again as building the batch: its metadata, partitioner and batch checks run for
+    every message (docs/performance.md)."""
+    partitions: dict[str, tuple[list[int], list[int]]] = {}  # every one, those available
+    building: dict[tuple[str, int], BatchBuilder] = {}
+    sent: list[asyncio.Future[Any]] = []
+    for topic, key, value in messages:
+        if topic not in partitions:
+            every = sorted(await out.partitions_for(topic))
+            available = out.client.cluster.available_partitions_for_topic(topic)
+            partitions[topic] = every, list(available)
+        partition = _PARTITIONER(key, *partitions[topic])
+        batch = building.get((topic, partition))
+        if batch is not None and batch.append(timestamp=None, key=key, value=value) is not None:
+            continue
+        if batch is not None:  # full: out it goes, and the message starts the next
+            sent.append(await out.send_batch(batch, topic, partition=partition))
+        batch = building[topic, partition] = out.create_batch()
+        batch.append(timestamp=None, key=key, value=value)  # (a first message always fits)
+    for (topic, partition), batch in building.items():
+        sent.append(await out.send_batch(batch, topic, partition=partition))
+    return sent
 
 
 def output_topics(settings: Settings) -> dict[Destination, str]:

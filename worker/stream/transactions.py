@@ -28,7 +28,7 @@ from aiokafka.errors import InvalidProducerEpoch, KafkaError, ProducerFenced
 from worker.errors import KafkaRefused, KafkaUnavailable
 from worker.pipeline.outputs import Outgoing
 from worker.settings import Settings
-from worker.stream.kafka import PRODUCER_BATCH_BYTES, client_options, output_topics
+from worker.stream.kafka import PRODUCER_BATCH_BYTES, client_options, output_topics, send_all
 
 log = logging.getLogger(__name__)
 # An input record (aiokafka's: .partition, .offset) and its output.
@@ -136,12 +136,12 @@ class Transactions:
         producer = state.producer
         try:
             await producer.begin_transaction()
-            sent = [
-                await producer.send(self._topics[out.destination], out.value, key=out.key)
+            messages = (
+                (self._topics[out.destination], out.key, out.value)
                 for _, outputs in items
                 for out in outputs
-            ]
-            await asyncio.gather(*sent)
+            )
+            await asyncio.gather(*await send_all(producer, messages))
             offsets = {TopicPartition(self._settings.input_topic, partition): last + 1}
             await producer.send_offsets_to_transaction(offsets, self._settings.app_id)
             await producer.commit_transaction()
