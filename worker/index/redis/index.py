@@ -3,7 +3,7 @@ one record per id (the storage format: format.py).
 
 Checking a batch takes two steps. First the worker reads the articles' probed buckets and
 compares their entries itself (nearest.py): from its cache of the buckets (bucket_cache.py,
-kept in step by since.lua), or with MGETs when a table of the layout is too wide to cache.
+kept in step by since.lua: cache_keeper.py), or with MGETs when a table is too wide to cache.
 Then check_and_insert.lua decides the articles one after another, comparing only what was
 inserted since the read (what the call itself inserts, from the worker's list of the earlier
 articles within the radius: nearest.earlier_within), and inserts the originals: Redis runs
@@ -34,9 +34,9 @@ from worker.errors import IndexReset, LayoutMismatch
 from worker.index.base import Rule, duplicate_threshold
 from worker.index.redis import scripts
 from worker.index.redis.addresses import BucketAddresses
-from worker.index.redis.bucket_cache import BucketCache
+from worker.index.redis.cache_keeper import CacheKeeper
 from worker.index.redis.client import Client, Encoded, bulk_string, packs_encoded, translate
-from worker.index.redis.format import LAYOUT_FORMAT, RING_CHECK, ring_offset
+from worker.index.redis.format import LAYOUT_FORMAT
 from worker.index.redis.keys import NamespaceKeys
 from worker.index.redis.nearest import BucketRead, Nearest, Search, gather, nearest
 from worker.index.redis.ordered import OrderedConnection
@@ -118,20 +118,27 @@ class RedisIndex:
         )
         self._addresses = BucketAddresses(self.keys.buckets, self.layout, bulk_string)
         self._encodes = packs_encoded(client)
-        self._cache = (
-            BucketCache(self._addresses, compiled=compiled)
+        self._kept = (
+            CacheKeeper(
+                client,
+                self.keys,
+                self._addresses,
+                compiled=compiled,
+                on_rolled_back=lambda: self._report_reset(
+                    "the index lost writes that this worker had seen (a replica promoted, or "
+                    "a restart that lost its last writes)"
+                ),
+            )
             if bucket_cache and self._addresses.slot_count is not None
             else None
         )
-        # What the cache reloads from (every bucket of one table); only a cache needs it.
-        self._whole_table = self._addresses.whole_table() if self._cache is not None else None
         # The index's epoch as this worker knows it (None: not read yet), from its meta record:
         # a new one there means that the index was emptied and built again.
         self._epoch: str | None = None
         self._ordered = (
             OrderedConnection(client)
             if in_order
-            and self._cache is not None
+            and self._kept is not None
             and max_bucket_read > 0
             and isinstance(client, aioredis.Redis)
             else None
@@ -140,9 +147,7 @@ class RedisIndex:
         # The calls of the batches sent whose look at the ring (after them) is not yet taken in:
         # what the cache may lack.
         self._in_flight: list[list[CallRecord]] = []
-        self._now_s = 0  # Redis's clock (unix s) at the last look
         self._wait_until = 0.0  # (time.monotonic()) until then, batches wait: WAIT_S
-        self._reloads = 0
 
     @property
     def epoch(self) -> str | None:
@@ -152,17 +157,17 @@ class RedisIndex:
 
     @property
     def uses_bucket_cache(self) -> bool:
-        return self._cache is not None
+        return self._kept is not None
 
     @property
     def compiled_cache(self) -> bool:
         """Whether the bucket cache is the compiled one (bucket_cache.py)."""
-        return self._cache is not None and self._cache.compiled
+        return self._kept is not None and self._kept.cache.compiled
 
     @property
     def cached_entries(self) -> int:
         """Bucket entries in this worker's copy (0 without one)."""
-        return self._cache.entries if self._cache is not None else 0
+        return self._kept.cache.entries if self._kept is not None else 0
 
     @property
     def description(self) -> dict[str, str]:
@@ -232,9 +237,10 @@ class RedisIndex:
         them, without waiting for the batches sent before (unless none is in flight, or other
         workers insert much: then the cache is brought up first); then wait for the
         replies, in order."""
-        ordered, cache = self._ordered, self._cache
+        ordered, kept = self._ordered, self._kept
         assert ordered is not None
-        assert cache is not None
+        assert kept is not None
+        cache = kept.cache
         async with self._sending:
             if self._epoch is None:
                 await self.ensure_layout()
@@ -242,7 +248,7 @@ class RedisIndex:
             if fresh:
                 await ordered.settled()
                 await self._sync()
-            epoch, reloads = self._epoch, self._reloads
+            epoch, reloads = self._epoch, kept.reloads
             assert epoch is not None
             in_order = InOrder(
                 cache.last,
@@ -250,14 +256,14 @@ class RedisIndex:
                 [] if fresh else [record for batch in self._in_flight for record in batch],
                 self.keys.call_record,
             )
-            reads = self._read_cache(probes, cache.last, self._now_s)
+            reads = self._read_cache(probes, cache.last, kept.now_s)
             calls = self.script_calls.calls(probes, reads, epoch, in_order)
             commands = [("EVALSHA", scripts.sha(Script.CHECK_AND_INSERT), *c.argv) for c in calls]
             commands.append(
                 (
                     "EVALSHA",
                     scripts.sha(Script.SINCE),
-                    *scripts.since_call(self.keys, epoch, cache.last, cache.last_entry),
+                    *kept.since_call(epoch),
                 )
             )
             records = [c.record for c in calls if c.record is not None]
@@ -282,7 +288,7 @@ class RedisIndex:
                 self._report_reset("the index was emptied or built again (its epoch changed)")
                 await self._recover()
             raise error from failed[0]
-        await self._take_in(look, reloads)
+        await kept.take_in(look, reloads)
         verdicts = [
             self.script_calls.verdict(p, reply)
             for p, reply in zip(probes, itertools.chain.from_iterable(answers), strict=True)
@@ -310,7 +316,7 @@ class RedisIndex:
         searched = [p for p in probes if p.fingerprint is not None]
         if not searched:
             return [None] * len(probes)
-        if self._cache is not None:
+        if self._kept is not None:
             snapshot, now_s = await self._sync()
             return self._read_cache(probes, snapshot, now_s)
         fingerprints = [p.fingerprint for p in searched if p.fingerprint is not None]
@@ -336,11 +342,11 @@ class RedisIndex:
     ) -> list[BucketRead | None]:
         """read_buckets from the cache as it is (`snapshot`: its last number; `now_s`: Redis's
         clock when it was brought up to it)."""
-        assert self._cache is not None
+        assert self._kept is not None
         fingerprints = [p.fingerprint for p in probes if p.fingerprint is not None]
         cutoff = now_s - self.retention_s if self.retention_s else None
         search = Search(self.rule.radius, self.rule.max_candidates, self.max_bucket_read, cutoff)
-        found = self._cache.nearest(fingerprints, search) if fingerprints else []
+        found = self._kept.cache.nearest(fingerprints, search) if fingerprints else []
         return self._reads(probes, [snapshot] * len(fingerprints), found, cached=True)
 
     def _reads(
@@ -376,56 +382,18 @@ class RedisIndex:
     async def refresh(self) -> None:
         """Bring the bucket cache up to the index now rather than at the next check (a worker
         does at start, so that its first batch does not pay for loading it)."""
-        if self._cache is not None:
+        if self._kept is not None:
             await self._sync()
 
     async def _sync(self) -> tuple[int, int]:
         """Bring the cache up to the index's counter (what the ring holds since the cache's
         last entry, or a reload); returns that counter and Redis's time (unix s)."""
-        cache = self._cache
-        assert cache is not None
-        reloads = self._reloads
-        [reply] = await self._run(
-            Script.SINCE,
-            lambda epoch: [scripts.since_call(self.keys, epoch, cache.last, cache.last_entry)],
-        )
-        await self._take_in(reply, reloads)
-        return cache.last, self._now_s
-
-    async def _take_in(self, reply: list[Any], reloads: int) -> None:
-        """since.lua's reply into the cache (a look sent before the cache last reloaded, at
-        `reloads`, is of the cache before: it is not acted on)."""
-        assert self._cache is not None
-        if reloads != self._reloads:
-            return
-        self._now_s = int(reply[1])
-        if len(reply) == 3:
-            self._cache.add(reply[2], int(reply[0]))
-            return
-        if reply[3] == b"rolled back":
-            self._report_reset(
-                "the index lost writes that this worker had seen (a replica promoted, or "
-                "a restart that lost its last writes)"
-            )
-        await self._reload()
-
-    async def _reload(self) -> None:
-        """Fill the cache from every bucket of one table (one MGET with the counter: one
-        snapshot), and note the ring's entry of that number."""
-        assert self._cache is not None
-        assert self._whole_table is not None
-        self._reloads += 1
-        try:
-            values = await self.client.execute_command("MGET", self.keys.seq, *self._whole_table)
-            last = int(values[0] or 0)
-            at = ring_offset(last)
-            entry = await self.client.getrange(self.keys.recent, at, at + RING_CHECK - 1)
-        except redis.exceptions.RedisError as exc:
-            raise translate(exc) from exc
-        assert isinstance(entry, bytes)  # (the client does not decode)
-        if last == 0 or entry[8:RING_CHECK] != last.to_bytes(4):
-            entry = b""  # (moved on already: the next look finds more, or reloads)
-        self._cache.reset(b"".join(filter(None, values[1:])), last, entry)
+        kept = self._kept
+        assert kept is not None
+        reloads = kept.reloads
+        [reply] = await self._run(Script.SINCE, lambda epoch: [kept.since_call(epoch)])
+        await kept.take_in(reply, reloads)
+        return kept.cache.last, kept.now_s
 
     async def _mget(self, fingerprints: list[int]) -> tuple[list[int], list[bytes | None], int]:
         """Without a cache: each fingerprint's snapshot, and the values of its probed buckets
@@ -518,8 +486,8 @@ class RedisIndex:
         and its buckets."""
         self._epoch = None
         await self.ensure_layout()
-        if self._cache is not None:
-            await self._reload()
+        if self._kept is not None:
+            await self._kept.reload()
 
     def _report_reset(self, why: str) -> None:
         log.warning(
