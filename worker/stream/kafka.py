@@ -1,6 +1,7 @@
 """Kafka plumbing outside the stream app: client security options, a credentials check, topic
-creation, and the producer and consumer of `publish` and `alerts`. Kafka
-errors become KafkaUnavailable (retry may help) or KafkaRefused (it will not) here."""
+creation, the producers' sending in batches built here (send_all), and the producer and
+consumer of `publish` and `alerts`. Kafka errors become KafkaUnavailable (retry may help) or
+KafkaRefused (it will not) here."""
 
 from __future__ import annotations
 
@@ -149,9 +150,9 @@ def producer(
 async def send_all(out: AIOKafkaProducer, messages: Iterable[Message]) -> list[asyncio.Future[Any]]:
     """Queue the messages in record batches built here, one per partition (each full one
     followed by the next), a key going to the partition that `out.send` would choose; returns
-    the batches' futures, done once Kafka has them. aiokafka's send costs as much CPU per
-    message again as building the batch: its metadata, partitioner and batch checks run for
-    every message (docs/performance.md)."""
+    the batches' futures, done once Kafka has them. aiokafka's send runs its metadata,
+    partitioner and batch checks for every message: much of its CPU per message
+    (docs/performance.md)."""
     partitions: dict[str, tuple[list[int], list[int]]] = {}  # every one, those available
     building: dict[tuple[str, int], BatchBuilder] = {}
     sent: list[asyncio.Future[Any]] = []
