@@ -1,8 +1,8 @@
 """The producer's CPU per output message on real Kafka: the worker's way (send_all: record
-batches it builds, one per partition) against aiokafka's `send` per message. The producer as
-the worker's (idempotent, acks=all, linger 0, 256 KB batches); each batch of messages is sent,
-then its acknowledgements awaited, as the worker publishes a batch of verdicts; the two take
-turns, and each round prints their ratio."""
+batches it builds, one per partition) against aiokafka's `send` per message. The producer is
+the worker's (worker.stream.kafka.producer: idempotent, acks=all, linger 0); each batch of
+messages is sent, then its acknowledgements awaited, as the worker publishes a batch of
+verdicts; the two take turns, and each round prints their ratio."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from collections.abc import Awaitable, Callable
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from worker.stream.kafka import PRODUCER_BATCH_BYTES, Message, send_all
+from worker.settings import Settings
+from worker.stream.kafka import Message, producer, send_all
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -28,14 +29,11 @@ async def run(args: argparse.Namespace) -> None:
         await admin.create_topics([NewTopic(topic, 4, 1)])
     finally:
         await admin.close()
-    out = AIOKafkaProducer(
-        bootstrap_servers=args.kafka,
-        acks="all",
-        enable_idempotence=True,
-        linger_ms=0,
-        max_batch_size=PRODUCER_BATCH_BYTES,
-    )
-    await out.start()
+    async with producer(Settings(kafka_bootstrap=args.kafka), linger_ms=0, idempotent=True) as out:
+        await measure(out, topic, args)
+
+
+async def measure(out: AIOKafkaProducer, topic: str, args: argparse.Namespace) -> None:
     messages: list[Message] = [
         (topic, f"article-{i}".encode(), os.urandom(args.bytes // 2).hex().encode())
         for i in range(args.messages)
@@ -52,27 +50,24 @@ async def run(args: argparse.Namespace) -> None:
         "send_all": batched,
         "send per message": one_by_one,
     }
-    try:
-        for way in ways.values():  # (metadata, connections)
-            await way()
-        count = args.messages * args.batches
-        print(f"{args.batches} batches of {args.messages} messages of {args.bytes} bytes")
-        for round_ in range(1, args.rounds + 1):
-            cpu: dict[str, float] = {}
-            for name, way in ways.items():
-                start, wall = time.process_time(), time.perf_counter()
-                for _ in range(args.batches):
-                    await way()
-                cpu[name] = (time.process_time() - start) / count * 1e6
-                wall_us = (time.perf_counter() - wall) / count * 1e6
-                print(
-                    f"round {round_} {name:<17} CPU {cpu[name]:6.1f} us/message, "
-                    f"wall {wall_us:6.1f} us/message"
-                )
-            ratio = cpu["send_all"] / cpu["send per message"]
-            print(f"round {round_} send_all's CPU {ratio:.2f}x send's")
-    finally:
-        await out.stop()
+    for way in ways.values():  # (metadata, connections)
+        await way()
+    count = args.messages * args.batches
+    print(f"{args.batches} batches of {args.messages} messages of {args.bytes} bytes")
+    for round_ in range(1, args.rounds + 1):
+        cpu: dict[str, float] = {}
+        for name, way in ways.items():
+            start, wall = time.process_time(), time.perf_counter()
+            for _ in range(args.batches):
+                await way()
+            cpu[name] = (time.process_time() - start) / count * 1e6
+            wall_us = (time.perf_counter() - wall) / count * 1e6
+            print(
+                f"round {round_} {name:<17} CPU {cpu[name]:6.1f} us/message, "
+                f"wall {wall_us:6.1f} us/message"
+            )
+        ratio = cpu["send_all"] / cpu["send per message"]
+        print(f"round {round_} send_all's CPU {ratio:.2f}x send's")
 
 
 def main() -> None:
