@@ -15,7 +15,11 @@ passthrough and a faust passthrough through the same broker, in one run.
    (the output topics stamp records with their append time), p50 and p99, after 3 s of
    warm-up; the outputs are read after the run, so that reading them takes no CPU from it.
 3. Scale-out: one, two and four worker processes on the input topic's four partitions, in
-   turn, two rounds (`--scale-rounds`), the ratios to one worker taken within each round.
+   turn, two rounds (`--scale-rounds`), the ratios to one worker taken within each round:
+   of the rates from the first output, and of the rates once every process had its
+   partitions (from its log's last assignment before the last output to the last output),
+   as the first process to join the group drains every partition alone until the others
+   have joined.
 
 Needs Kafka and Redis (`bash stack/local-stack.sh up`). Each run starts on an emptied Redis
 database (`--redis-url`, db 13 by default) with no AOF rewrite pending.
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import bisect
 import gc
 import json
 import os
@@ -222,13 +227,20 @@ async def wait_for_drain(tenant: Tenant, give_up_after: float) -> None:
 
 @dataclass
 class Drain:
-    rate: float  # articles/s
+    rate: float  # articles/s, first output to last
     cpu_us: dict[str, float]  # CPU per article of the processes under test, Redis, Kafka
     busy: float  # the share of the machine's cores those used during the drain
+    # Articles/s from the moment the last process got its partitions to the last output (None:
+    # the processes log no assignment): with several processes, the first to join the group
+    # drains every partition alone until the others have joined and the group is rebalanced.
+    formed_rate: float | None = None
 
     def describe(self) -> str:
         cpu = ", ".join(f"{name} {us:,.0f}" for name, us in self.cpu_us.items())
-        return f"{self.rate:9,.0f} articles/s   CPU us/article: {cpu}; cores {self.busy:.0%} busy"
+        out = f"{self.rate:9,.0f} articles/s   CPU us/article: {cpu}; cores {self.busy:.0%} busy"
+        if self.formed_rate is not None:
+            out += f"; {self.formed_rate:,.0f}/s once every process had its partitions"
+        return out
 
 
 def throughput(run: Run, articles: list[dict[str, Any]], timeout: float) -> Drain:
@@ -251,7 +263,22 @@ def throughput(run: Run, articles: list[dict[str, Any]], timeout: float) -> Drai
     stamps = sorted(r[0] for r in records)
     cpu_us = {name: seconds / len(articles) * 1e6 for name, seconds in spent.items()}
     busy = sum(spent.values()) / (elapsed * (os.cpu_count() or 1))
-    return Drain((len(stamps) - 1) / ((stamps[-1] - stamps[0]) / 1000), cpu_us, busy)
+    rate = (len(stamps) - 1) / ((stamps[-1] - stamps[0]) / 1000)
+    return Drain(rate, cpu_us, busy, formed_rate(run, stamps))
+
+
+def formed_rate(run: Run, stamps: list[int]) -> float | None:
+    """Outputs per second from when the last of the processes got its partitions to the last
+    output (`stamps`: the outputs' append times, ms, sorted). Assignments after the last output
+    (as the processes stop, one after another) are left out."""
+    formed_ms = 0.0
+    for process in run.started:
+        times = [t * 1000 for t in process.assigned_times() if t * 1000 < stamps[-1]]
+        if not times:
+            return None
+        formed_ms = max(formed_ms, times[-1])
+    after = len(stamps) - bisect.bisect_left(stamps, formed_ms)
+    return after / ((stamps[-1] - formed_ms) / 1000) if after > 1 else None
 
 
 def _pids(pattern: str) -> list[int]:
@@ -442,20 +469,27 @@ def main() -> None:
             f"{WARM_UP_S:.0f} s of warm-up: p50 {p50:6.1f} ms   p99 {p99:6.1f} ms"
         )
 
-    scaled: dict[int, list[float]] = {2: [], 4: []}
+    # Ratios of the rates once every worker had its partitions (Drain.formed_rate), and of the
+    # rates from the first output, forming the group included.
+    scaled: dict[int, list[tuple[float, float]]] = {2: [], 4: []}
     for _ in range(args.scale_rounds):
-        one = throughput(new(WORKER), articles, args.timeout).rate
-        print(f"scale-out   1 worker     {one:9,.0f} articles/s")
+        one = throughput(new(WORKER), articles, args.timeout)
+        print(f"scale-out   1 worker     {one.describe()}")
         for processes in scaled:
             drain = throughput(new(WORKER, processes=processes), articles, args.timeout)
-            scaled[processes].append(drain.rate / one)
+            formed = (drain.formed_rate or drain.rate) / (one.formed_rate or one.rate)
+            scaled[processes].append((formed, drain.rate / one.rate))
             print(
-                f"scale-out   {processes} workers    {drain.describe()} "
-                f"({drain.rate / one:.2f}x one worker)"
+                f"scale-out   {processes} workers    {drain.describe()} ({formed:.2f}x one "
+                f"worker once formed; {drain.rate / one.rate:.2f}x from the first output)"
             )
     print(
         f"scale-out   median of {args.scale_rounds} rounds: "
-        + ", ".join(f"{n} workers {statistics.median(r):.2f}x one" for n, r in scaled.items())
+        + ", ".join(
+            f"{n} workers {statistics.median(f for f, _ in r):.2f}x one once formed, "
+            f"{statistics.median(a for _, a in r):.2f}x from the first output"
+            for n, r in scaled.items()
+        )
     )
     print(
         f"machine     after: {machine_state(articles)} (a busy or slow machine: every figure lower)"

@@ -6,8 +6,12 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from types import SimpleNamespace
+from typing import Any, cast
 
+from benchmarks.bench_end_to_end import formed_rate
 from tests.support import ROOT
+from tests.support.tenant import assignment_times
 from worker import defaults
 
 
@@ -95,7 +99,34 @@ def test_bench_end_to_end(kafka_bootstrap: str, redis_url: str) -> None:
     assert "exactly-once / worker" in out
     assert "p99" in out
     assert "2 workers" in out
-    assert "x one worker" in out
+    assert "x one worker once formed" in out
+    assert "/s once every process had its partitions" in out
     # the machine before and after: its speed at a Python loop and at fingerprinting
     assert out.count("additions in a Python loop took") == 2
     assert len(re.findall(r"fingerprinting [\d,]+ articles took [\d.]+ us each", out)) == 2
+
+
+class _Assigned:
+    def __init__(self, times: list[float]) -> None:
+        self.times = times
+
+    def assigned_times(self) -> list[float]:
+        return self.times
+
+
+def test_formed_rate_counts_from_the_last_assignment_before_the_last_output() -> None:
+    stamps = [10_500, 11_000, 11_500, 12_000, 13_000]  # the outputs' append times, ms
+    # The group is formed at 11.0 s; 30.0 s is after the last output (a process stopping).
+    run = SimpleNamespace(started=[_Assigned([10.0, 11.0, 30.0]), _Assigned([11.0])])
+    assert formed_rate(cast(Any, run), stamps) == 4 / 2.0
+    assert formed_rate(cast(Any, SimpleNamespace(started=[_Assigned([])])), stamps) is None
+
+
+def test_assignment_times_are_read_from_the_log() -> None:
+    log = (
+        "[2026-12-03 17:16:38,314] [10048] [INFO] [^Worker]: Ready\n"
+        "[2026-12-03 17:16:38,571] [10048] [INFO] Setting newly assigned partitions {} for g\n"
+        "[2026-12-03 17:16:39,605] [10048] [INFO] Setting newly assigned partitions {} for g\n"
+    )
+    first, second = assignment_times(log)
+    assert round(second - first, 3) == 1.034

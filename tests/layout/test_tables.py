@@ -57,6 +57,7 @@ def test_exact_layouts_find_every_pair_within_k(layout: Layout) -> None:
             a, b = pair_at(rng, d)
             assert hamming(a, b) == d
             assert shares_a_probe(layout, a, b), (d, hex(a), hex(b))
+    assert layout.reaches_all(layout.threshold)
 
 
 @pytest.mark.parametrize("layout", [*EXACT, sampled(5, 12, 16)], ids=Layout.name)
@@ -78,6 +79,8 @@ def test_sampled_recall_is_the_lsh_formula() -> None:
     assert layout.recall(7) == pytest.approx(1 - (1 - one) ** 20)
     assert not layout.exact
     assert layout.recall(0) == 1.0
+    assert layout.reaches_all(0)
+    assert not layout.reaches_all(1)
 
 
 def test_layouts_are_reproducible_and_described_exactly() -> None:

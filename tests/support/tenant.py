@@ -14,6 +14,7 @@ import urllib.request
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,20 @@ class Tenant:
         asyncio.run(ensure_topics(self.settings))
 
 
+_ASSIGNED = "Setting newly assigned partitions"
+
+
+def assignment_times(log: str) -> list[float]:
+    """When a consumer's log says it got each of its assignments (aiokafka's lines), first to
+    last: Unix seconds, from the time that the log's default format puts first, in local time."""
+    times = []
+    for line in log.splitlines():
+        found = re.match(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]", line)
+        if found is not None and _ASSIGNED in line:
+            times.append(datetime.strptime(found[1], "%Y-%m-%d %H:%M:%S,%f").timestamp())
+    return times
+
+
 class WorkerProcess:
     """`python -m worker worker` (or another faust program) as a child process, logging to a
     file."""
@@ -92,15 +107,21 @@ class WorkerProcess:
                 raise AssertionError(f"worker did not start:\n{self.log()[-3000:]}")
             time.sleep(0.2)
 
+    def _assignments(self) -> list[str]:
+        """The log's lines of the consumer's assignments (aiokafka's), first to last."""
+        return [line for line in self.log().splitlines() if _ASSIGNED in line]
+
     def assigned(self, topic: str) -> tuple[int, ...]:
         """The partitions of `topic` in the worker's last assignment (from its log)."""
-        lines = [
-            line for line in self.log().splitlines() if "Setting newly assigned partitions" in line
-        ]
+        lines = self._assignments()
         if not lines:
             return ()
         pattern = rf"TopicPartition\(topic='{re.escape(topic)}', partition=(\d+)\)"
         return tuple(sorted(int(p) for p in re.findall(pattern, lines[-1])))
+
+    def assigned_times(self) -> list[float]:
+        """When the process got each of its assignments (assignment_times)."""
+        return assignment_times(self.log())
 
     def kill(self) -> None:
         """kill -9: no shutdown, no last commit."""

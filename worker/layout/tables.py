@@ -121,6 +121,11 @@ class Layout:
     def exact(self) -> bool:
         return self.family is not Family.SAMPLED
 
+    def reaches_all(self, radius: int) -> bool:
+        """Whether every pair within `radius` bits shares a probed bucket (recall 1 at
+        every distance up to it)."""
+        return all(self.recall(d) == 1.0 for d in range(radius + 1))
+
     @property
     def probes(self) -> int:
         return sum(t.probes for t in self.tables)

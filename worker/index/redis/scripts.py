@@ -163,6 +163,7 @@ class CheckAndInsertCalls:
         self._after_epoch = [
             keys.gone,
             redelivery_window_s,
+            int(layout.reaches_all(rule.radius)),
             len(shape),
             *itertools.chain.from_iterable(shape),
         ]

@@ -23,10 +23,12 @@
 -- ARGV[10]  the index's epoch as the caller knows it (lib.lua, changed_index)
 -- ARGV[11]  the key prefix of records kept after a deletion or an update, ARGV[12] for how
 --           many seconds (lib.lua, keep_gone)
--- ARGV[13]  T, the number of tables; then per table: its width in bits, its probe radius, and
+-- ARGV[13]  1: the tables bring every pair within r together (an exact layout), so whether an
+--           article's probes reach a candidate is not asked; 0: asked (sampled tables)
+-- ARGV[14]  T, the number of tables; then per table: its width in bits, its probe radius, and
 --           which half of a candidate to compare first (0: bytes 1-4; 4: bytes 5-8): the half
 --           its key covers least, which rejects most candidates soonest
--- Then, with b = 14 + 3T:
+-- Then, with b = 15 + 3T:
 -- ARGV[b]   a key for this call's record ("": none): for CALL_RECORD_S seconds, the range of
 --           sequence numbers the call gave out and each article's number (if it was indexed),
 --           which a later call whose read predates this one takes instead of comparing every
@@ -102,14 +104,15 @@ local BITS_SET = {[0] = 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 1, 2, 2,
 
 -- The tables: width, radius, which half first, and the prefix of their bucket keys.
 local tables = {}
-for i = 14, 13 + 3 * tonumber(ARGV[13]), 3 do
+local reaches_all = ARGV[13] == '1'
+for i = 15, 14 + 3 * tonumber(ARGV[14]), 3 do
   local width = tonumber(ARGV[i])
   tables[#tables + 1] = {width = width, radius = tonumber(ARGV[i + 1]),
                          hex = math.ceil(width / 4), half = tonumber(ARGV[i + 2]),
                          prefix = prefix .. (#tables) .. ':'}
 end
 local function bucket(t, value) return t.prefix .. bit.tohex(value, t.hex) end
-local after_tables = 14 + 3 * #tables  -- (ARGV[b] in the header)
+local after_tables = 15 + 3 * #tables  -- (ARGV[b] in the header)
 local record_key = ARGV[after_tables]
 
 -- This call's ring entries: `inserted[i]`, the i-th article's (if it was indexed);
@@ -117,6 +120,8 @@ local record_key = ARGV[after_tables]
 -- is one of them.
 local inserted, renewed = {}, {}
 local first_seq = tonumber(redis.call('GET', KEYS[6]) or '0')
+-- The counter as this call leaves it so far (it alone changes it while it runs).
+local counter = first_seq
 -- The ring's entries since a snapshot, up to first_seq: the same for every article that
 -- shares the snapshot.
 local before_call = {}
@@ -236,8 +241,10 @@ local function probe_keys(t, key, out, owners)
 end
 
 -- Would the article's probes have led to this fingerprint (8 bytes)? Always within r for an
--- exact layout; for sampled tables, not always. Asked only of entries within r.
+-- exact layout (not asked: the first time, it builds every probed key's name); for sampled
+-- tables, not always. Asked only of entries within r.
 local function reachable(art, other)
+  if reaches_all then return true end
   if not art.probed then
     art.probed, art.spec = {}, redis.call('HGET', KEYS[4], 'tables')
     local names = {}
@@ -259,11 +266,23 @@ end
 local function judge(art, list)
   table.sort(list, function(x, y) return x.d < y.d or (x.d == y.d and x.seq < y.seq) end)
   local best, best_key, stale
-  for i = 1, math.min(#list, max_candidates) do
-    local c = list[i]
-    local seq = struct.pack('>I4', c.seq)
-    local owner = redis.call('HGET', KEYS[3], seq)
-    local record = owner and redis.call('HGET', KEYS[1], owner)
+  local n_judged = math.min(#list, max_candidates)
+  if n_judged == 0 then return nil, false end
+  -- Their owners and records in two calls, not two per candidate (nothing writes between).
+  local seqs, owned = {}, {}
+  for i = 1, n_judged do seqs[i] = struct.pack('>I4', list[i].seq) end
+  local owners = redis.call('HMGET', KEYS[3], unpack(seqs))
+  for i = 1, n_judged do
+    if owners[i] then owned[#owned + 1] = owners[i] end
+  end
+  local records = #owned > 0 and redis.call('HMGET', KEYS[1], unpack(owned)) or {}
+  local next_record = 0
+  for i = 1, n_judged do
+    local c, seq, owner, record = list[i], seqs[i], owners[i], false
+    if owner then
+      next_record = next_record + 1
+      record = records[next_record]
+    end
     if record and rec_fingerprint(record) == c.fp and rec_seq(record) == seq
         and owner ~= art.id then
       local n = agreeing(art.sketch, rec_sketch(record))
@@ -299,7 +318,7 @@ local function search_since(art, since)
     local blob = cutoff and redis.call('GET', ARGV[i])
     if blob then cut_expired(ARGV[i], blob, cutoff) end
   end
-  local last = tonumber(redis.call('GET', KEYS[6]) or '0')
+  local last = counter
   -- (a counter below the snapshot: the index lost writes since the read)
   if last < since or since > first_seq or last - since > RECENT_SLOTS then return false end
   local ring = before_call[since]
@@ -452,6 +471,7 @@ local function insert(id, content, fp, keys)
   redis.call('HSETNX', KEYS[2], content, id)
   if fp == '' then return ZERO4 end
   local number = redis.call('INCR', KEYS[6])
+  counter = number
   local seq = struct.pack('>I4', number)
   local entry = fp .. seq .. struct.pack('>I4', now_s)
   for j, t in ipairs(tables) do redis.call('APPEND', bucket(t, keys[j]), entry) end
@@ -469,6 +489,7 @@ local function renew(id)
   if seq ~= ZERO4 then
     unindex(KEYS, prefix, record)
     local number = redis.call('INCR', KEYS[6])
+    counter = number
     seq = struct.pack('>I4', number)
     local entry = rec_fingerprint(record) .. seq .. struct.pack('>I4', now_s)
     local spec = redis.call('HGET', KEYS[4], 'tables')
@@ -534,8 +555,7 @@ while a <= #ARGV do
   replies[#replies + 1], a = decide(#replies + 1, a)
 end
 if record_key ~= '' then
-  local held = {struct.pack('>I4I4I2', first_seq, tonumber(redis.call('GET', KEYS[6]) or '0'),
-                            #replies)}
+  local held = {struct.pack('>I4I4I2', first_seq, counter, #replies)}
   for place = 1, #replies do
     held[#held + 1] = inserted[place] and entry_seq(inserted[place], 1) or ZERO4
   end
