@@ -22,6 +22,23 @@ const MIX_2: u64 = 0xC4CEB9FE1A85EC53;
 const EMPTY: u64 = u64::MAX; // sketch._EMPTY
 const ROTATE: u64 = 0x9E3779B97F4A7C15; // sketch._ROTATE
 
+/// BIT_MASKS[value][bit]: all ones where `bit` of the byte `value` is set, else zero.
+const BIT_MASKS: [[u64; 8]; 256] = {
+    let mut table = [[0u64; 8]; 256];
+    let mut value = 0;
+    while value < 256 {
+        let mut bit = 0;
+        while bit < 8 {
+            if (value >> bit) & 1 == 1 {
+                table[value][bit] = u64::MAX;
+            }
+            bit += 1;
+        }
+        value += 1;
+    }
+    table
+};
+
 /// The IDF table's keys are xxh3 hashes already: hashing them again buys nothing.
 #[derive(Default)]
 struct Identity(u64);
@@ -217,16 +234,20 @@ impl Kernel {
                 tally[place * 256 + *byte as usize] += weight;
             }
         }
-        // votes[b]: the weight of the features with bit b set. Multiplying by a bit (0 or 1)
-        // keeps every sum exactly as numpy's product takes it, without a branch.
+        // votes[b]: the weight of the features with bit b set, summed as numpy's product of
+        // the tallies and the bits sums it (every byte value in ascending order, adding 0.0
+        // where the bit is clear). The sum is masked rather than multiplied by the bit: the
+        // same +0.0 or sum, without turning bits into floats.
         let mut votes = [0.0f64; BITS];
         for (place, row) in tally.chunks_exact(256).enumerate() {
-            let lane: &mut [f64] = &mut votes[place * 8..place * 8 + 8];
+            let mut lane = [0.0f64; 8];
             for (value, &sum) in row.iter().enumerate() {
-                for (within, vote) in lane.iter_mut().enumerate() {
-                    *vote += sum * ((value >> within) & 1) as f64;
+                let bits = sum.to_bits();
+                for (vote, &mask) in lane.iter_mut().zip(&BIT_MASKS[value]) {
+                    *vote += f64::from_bits(bits & mask);
                 }
             }
+            votes[place * 8..place * 8 + 8].copy_from_slice(&lane);
         }
         let mut fingerprint = 0u64;
         for (bit, &vote) in votes.iter().enumerate() {
