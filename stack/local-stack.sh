@@ -30,6 +30,7 @@ controller_port=${DEDUP_STACK_CONTROLLER_PORT:-9093}
 redis_port=${DEDUP_STACK_REDIS_PORT:-6379}
 sasl_port=${DEDUP_STACK_SASL_PORT:-}
 cluster_port=${DEDUP_STACK_CLUSTER_PORT:-7000}
+port_taken=3  # the exit status when a port is in use (callers may pick others and retry)
 
 log() { echo "local-stack: $*" >&2; }
 
@@ -58,10 +59,12 @@ install_kafka() {
 
 pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
-wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...
-  local seconds=$1 what=$2; shift 2
+wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...; COMMAND's status 2 gives up at once
+  local seconds=$1 what=$2 status; shift 2
   for _ in $(seq $((seconds * 5))); do
-    "$@" >/dev/null 2>&1 && return 0
+    status=0; "$@" >/dev/null 2>&1 || status=$?
+    [ "$status" -eq 0 ] && return 0
+    [ "$status" -eq 2 ] && { log "$what failed to start"; return 1; }
     sleep 0.2
   done
   log "$what not ready after ${seconds}s"
@@ -122,15 +125,24 @@ PROPS
   fi
 }
 
+kafka_started() {  # fails at once, not after the wait, when the broker has exited
+  pid_alive "$state/kafka.pid" || { log "kafka exited while starting"; return 2; }
+  grep -q "Kafka Server started" "$state/kafka.log"
+}
+
 kafka_up() {
   if pid_alive "$state/kafka.pid"; then
     log "kafka already running (pid $(cat "$state/kafka.pid"))"
     return
   fi
-  if (exec 3<>"/dev/tcp/127.0.0.1/$kafka_port") 2>/dev/null; then
-    log "port $kafka_port is taken by another process; set DEDUP_STACK_KAFKA_PORT"
-    exit 1
-  fi
+  local port
+  for port in "$kafka_port" "$controller_port" $sasl_port; do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      log "port $port is taken by another process; set DEDUP_STACK_KAFKA_PORT," \
+        "DEDUP_STACK_CONTROLLER_PORT or DEDUP_STACK_SASL_PORT"
+      exit "$port_taken"
+    fi
+  done
   kafka_config
   local java_opts=(-Xms256m -Xmx512m -XX:+UseG1GC -Djava.awt.headless=true
     "-Dlog4j2.configurationFile=$here/log4j2.properties" "-Dkafka.logs.dir=$state")
@@ -142,8 +154,7 @@ kafka_up() {
     >> "$state/kafka.log" 2>&1 &
   echo $! > "$state/kafka.pid"
   # An open port is not enough: the broker accepts connections before it is ready.
-  wait_for 90 kafka grep -q "Kafka Server started" "$state/kafka.log" \
-    || { tail -30 "$state/kafka.log"; exit 1; }
+  wait_for 90 kafka kafka_started || { tail -30 "$state/kafka.log"; exit 1; }
   log "kafka ready on 127.0.0.1:$kafka_port"
 }
 

@@ -156,6 +156,11 @@ def _require_port(port: int, what: str) -> None:
 
 
 SCRIPT = ROOT / "stack" / "local-stack.sh"
+PORT_TAKEN = 3  # local-stack.sh's exit status when a port is in use
+
+
+class PortTaken(Exception):
+    pass
 
 
 class PrivateServices:
@@ -164,25 +169,40 @@ class PrivateServices:
 
     def __init__(self, state: Path, **extra: str) -> None:
         self.state = state  # the services' data, logs and pids
-        self.env = {
-            **os.environ,
-            **extra,
-            "DEDUP_STACK_DIR": str(state),
-            "DEDUP_STACK_KAFKA_PORT": str(free_port()),
-            "DEDUP_STACK_CONTROLLER_PORT": str(free_port()),
-            "DEDUP_STACK_REDIS_PORT": str(free_port()),
-        }
+        self.env = {**os.environ, **extra, "DEDUP_STACK_DIR": str(state)}
+        self._pick_ports()
+
+    def _pick_ports(self) -> None:
+        for service in ("KAFKA", "CONTROLLER", "REDIS"):
+            name = f"DEDUP_STACK_{service}_PORT"
+            self.env[name] = str(free_port())
         self.kafka = f"127.0.0.1:{self.env['DEDUP_STACK_KAFKA_PORT']}"
         self.redis_url = f"redis://127.0.0.1:{self.env['DEDUP_STACK_REDIS_PORT']}/0"
 
     def run(self, *args: str) -> None:
-        subprocess.run(
-            ["bash", str(SCRIPT), *args], env=self.env, check=True, capture_output=True, timeout=180
+        done = subprocess.run(
+            ["bash", str(SCRIPT), *args], env=self.env, capture_output=True, text=True, timeout=180
         )
+        if done.returncode == PORT_TAKEN:
+            raise PortTaken(done.stderr)
+        if done.returncode:
+            pytest.fail(
+                f"stack/local-stack.sh {' '.join(args)} exited with {done.returncode}:\n"
+                f"{done.stdout[-3000:]}{done.stderr[-3000:]}",
+                pytrace=False,
+            )
 
     @contextmanager
     def started(self, service: str) -> Iterator[None]:
-        self.run("up", service)
+        for attempt in range(3):
+            try:
+                self.run("up", service)
+                break
+            except PortTaken:
+                # an ephemeral port picked free was taken since (by a client's connection)
+                if attempt == 2 or self.env.get("DEDUP_STACK_SASL_PORT"):
+                    raise
+                self._pick_ports()
         try:
             yield
         finally:
