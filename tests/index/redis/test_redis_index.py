@@ -214,6 +214,40 @@ async def test_an_article_inserted_after_the_read_is_found_by_the_script(
     assert (v.kind, v.duplicate_of, v.distance) == (Kind.NEAR, "first", 2)
 
 
+@pytest.mark.parametrize("seed", [1, 2])
+async def test_the_scripts_compare_of_what_came_since_the_read_agrees_with_the_workers(
+    redis_client: aioredis.Redis, seed: int
+) -> None:
+    """Copies read before their originals were inserted (by another replica, meanwhile) get
+    the verdicts they get when read after: the script compares the ring's entries since the
+    read as the worker compares its buckets (copies up to 14 bits away: any bits, or all in
+    the half the script compares first)."""
+    layout = multi_index(11, 4)  # (the default layout)
+    rng = random.Random(seed)
+    originals = [probe(f"o{i}", rng.getrandbits(64)) for i in range(40)]
+    copies = [
+        probe(
+            f"c{i}",
+            flip(
+                rng.choice(originals).fingerprint or 0,
+                rng.sample(rng.choice([range(64), range(32, 64)]), rng.randint(0, 14)),
+            ),
+        )
+        for i in range(300)
+    ]
+    late = RedisIndex(redis_client, f"late{seed}", layout)
+    reads = await late.read_buckets(copies)  # an empty index
+    await late.check_and_insert(originals)
+    staged = await late.run_checks(copies, reads)
+    timely = RedisIndex(redis_client, f"timely{seed}", layout)
+    await timely.check_and_insert(originals)
+    expected = await timely.check_and_insert(copies)
+    assert [(v.kind, v.duplicate_of, v.distance) for v in staged] == [
+        (v.kind, v.duplicate_of, v.distance) for v in expected
+    ]
+    assert {v.kind for v in staged} >= {Kind.NEAR, Kind.UNIQUE}
+
+
 async def test_a_nearest_entry_removed_after_the_read_sends_the_script_searching(
     redis_client: aioredis.Redis,
 ) -> None:
