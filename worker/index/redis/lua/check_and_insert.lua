@@ -182,14 +182,13 @@ local function high_half(blob, at)
 end
 
 -- The live entries of a run of ring entries (a removed article's has its seen time zeroed):
--- {blob, the number of live ones, then per live entry its high half and its place in blob}.
+-- {blob = the run, then per live entry its high half and its place in blob}.
 -- Parsed once for every article compared with them.
 local function live_entries(blob)
-  local live = {blob = blob, count = 0}
+  local live = {blob = blob}
   for at = 1, #blob, ENTRY do
     if entry_seen_s(blob, at) ~= 0 then
       live[#live + 1], live[#live + 2] = high_half(blob, at), at
-      live.count = live.count + 1
     end
   end
   return live
@@ -382,7 +381,7 @@ local function search_since(art, since)
       end
     end
   end
-  local seen = ring.count
+  local seen = #ring / 2
   -- This call's own entries (later calls find them in the ring): those within r, unless
   -- removed or renewed since they were written.
   local function add_own(entry)
