@@ -5,11 +5,14 @@
 //! Entries are format.ENTRY: fingerprint (8 bytes), sequence number (4), first-seen second (4),
 //! big-endian. Each bucket keeps its entries in first-seen order, as Redis does.
 
+use multiversion::multiversion;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
 const ENTRY_BYTES: usize = 16;
+// Buckets whose entries are asked for ahead of their scan: enough to keep the memory busy.
+const AHEAD: usize = 16;
 
 #[derive(Clone, Copy)]
 struct Entry {
@@ -38,30 +41,67 @@ impl Entry {
     }
 }
 
+/// One table of the layout, as worker/index/redis/addresses.py numbers its buckets: a
+/// fingerprint's key is its runs of bits (shift, mask, place in the key), its bucket the
+/// table's first number plus the key, and the buckets it probes those of the key XOR each flip.
+struct Table {
+    runs: Vec<(u32, u64, u32)>,
+    first: usize,
+    flips: Vec<u64>,
+}
+
+impl Table {
+    fn key(&self, fingerprint: u64) -> u64 {
+        self.runs.iter().fold(0, |key, &(shift, mask, out)| {
+            key | (((fingerprint >> shift) & mask) << out)
+        })
+    }
+}
+
+/// A table as Python gives it (BucketAddresses.numbering): runs, first number, flips.
+type Numbering = (Vec<(u32, u64, u32)>, usize, Vec<u64>);
+
 #[pyclass]
 pub struct Buckets {
     buckets: Vec<Vec<Entry>>,
     entries: usize,
-}
-
-fn slots_of(raw: &[u8]) -> PyResult<Vec<usize>> {
-    if raw.len() & 7 != 0 {
-        return Err(PyValueError::new_err("slots are 8-byte integers"));
-    }
-    Ok(raw
-        .chunks_exact(8)
-        .map(|b| i64::from_ne_bytes(b.try_into().unwrap()) as usize)
-        .collect())
+    tables: Vec<Table>,
 }
 
 #[pymethods]
 impl Buckets {
+    /// `tables`: each table's runs (shift, mask, place), first bucket number and flips.
     #[new]
-    fn new(count: usize) -> Self {
-        Buckets {
+    fn new(count: usize, tables: Vec<Numbering>) -> PyResult<Self> {
+        let tables: Vec<Table> = tables
+            .into_iter()
+            .map(|(runs, first, flips)| Table { runs, first, flips })
+            .collect();
+        for table in &tables {
+            if table
+                .runs
+                .iter()
+                .any(|&(shift, mask, out)| shift > 63 || out > 63 || mask.leading_zeros() < out)
+            {
+                return Err(PyValueError::new_err("a run's bits lie outside 64"));
+            }
+            let keys = table
+                .runs
+                .iter()
+                .fold(0, |k, &(_, mask, out)| k | (mask << out));
+            let flips = table.flips.iter().fold(0, |f, &flip| f | flip);
+            let top = table.first.checked_add((keys | flips) as usize);
+            if top.is_none_or(|top| top >= count) {
+                return Err(PyValueError::new_err(format!(
+                    "a table's buckets reach past the {count} there are"
+                )));
+            }
+        }
+        Ok(Buckets {
             buckets: vec![Vec::new(); count],
             entries: 0,
-        }
+            tables,
+        })
     }
 
     /// Entries held, in every bucket.
@@ -75,30 +115,19 @@ impl Buckets {
         self.entries = 0;
     }
 
-    /// Append `entries` (in first-seen order) to their buckets: `slots` (8-byte integers)
-    /// holds each entry's bucket in one table, then each one's in the next table, and so on.
-    fn add(&mut self, entries: &[u8], slots: &[u8]) -> PyResult<()> {
+    /// Append `entries` (in first-seen order) to their bucket in every table.
+    fn add(&mut self, entries: &[u8]) -> PyResult<()> {
         if entries.len() & (ENTRY_BYTES - 1) != 0 {
             return Err(PyValueError::new_err("entries are 16 bytes each"));
         }
-        let parsed: Vec<Entry> = entries
-            .chunks_exact(ENTRY_BYTES)
-            .map(Entry::parse)
-            .collect();
-        let slots = slots_of(slots)?;
-        if parsed.is_empty() {
-            return Ok(());
-        }
-        if slots.len() % parsed.len() != 0 {
-            return Err(PyValueError::new_err("one slot per entry and table"));
-        }
-        self.check(&slots)?;
-        for table in slots.chunks_exact(parsed.len()) {
-            for (entry, &slot) in parsed.iter().zip(table) {
-                self.buckets[slot].push(*entry);
+        for table in &self.tables {
+            for raw in entries.chunks_exact(ENTRY_BYTES) {
+                let entry = Entry::parse(raw);
+                let slot = table.first + table.key(entry.fingerprint) as usize;
+                self.buckets[slot].push(entry);
             }
         }
-        self.entries += slots.len();
+        self.entries += entries.len() / ENTRY_BYTES * self.tables.len();
         Ok(())
     }
 
@@ -110,48 +139,55 @@ impl Buckets {
         Some(PyBytes::new(py, &out))
     }
 
-    /// For each fingerprint, whose probed buckets are its row of `slots` (`per` each): the
-    /// `limit` entries nearest to it within `radius` bits, nearest first (between equals the
-    /// first seen), each once, of the newest `max_read` of each bucket, those first seen before
-    /// `cutoff_s` left out; as (entries, candidates compared, buckets over `max_read`, places
-    /// among the probes of buckets led by expired entries). Those expired entries are then cut
-    /// from the copy.
-    #[allow(clippy::too_many_arguments)]
+    /// For each fingerprint, of its probed buckets (each table's key XOR each of its flips,
+    /// table after table): the `limit` entries nearest to it within `radius` bits, nearest
+    /// first (between equals the first seen), each once, of the newest `max_read` of each
+    /// bucket, those first seen before `cutoff_s` left out; as (entries, candidates compared,
+    /// buckets over `max_read`, places among the probes of buckets led by expired entries).
+    /// Those expired entries are then cut from the copy.
     fn nearest<'py>(
         &mut self,
         py: Python<'py>,
         fingerprints: Vec<u64>,
-        slots: &[u8],
-        per: usize,
         radius: u32,
         limit: usize,
         max_read: usize,
         cutoff_s: Option<i64>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let slots = slots_of(slots)?;
-        if slots.len() != fingerprints.len() * per {
-            return Err(PyValueError::new_err("`per` slots per fingerprint"));
-        }
-        self.check(&slots)?;
         let out = PyList::empty(py);
         let mut cut: Vec<usize> = Vec::new();
         let mut near: Vec<(u32, u32, Entry)> = Vec::new();
         let mut taken: Vec<u32> = Vec::with_capacity(limit);
         let mut found: Vec<u8> = Vec::new();
+        let per = self.tables.iter().map(|t| t.flips.len()).sum();
+        let mut row: Vec<usize> = Vec::with_capacity(per);
         let mut probed: Vec<&[Entry]> = Vec::with_capacity(per);
-        for (&fingerprint, row) in fingerprints.iter().zip(slots.chunks_exact(per.max(1))) {
+        for &fingerprint in &fingerprints {
             near.clear();
             let (mut candidates, mut hot) = (0usize, 0usize);
             let mut expired: Vec<usize> = Vec::new();
+            row.clear();
+            for table in &self.tables {
+                let key = table.key(fingerprint);
+                row.extend(
+                    table
+                        .flips
+                        .iter()
+                        .map(|&flip| table.first + (key ^ flip) as usize),
+                );
+            }
             // The buckets are all over memory: ask for all of the row's at once, so that the
             // processor fetches them side by side rather than one after another.
             probed.clear();
-            for &slot in row {
-                let bucket = self.buckets[slot].as_slice();
-                prefetch(bucket);
-                probed.push(bucket);
-            }
-            for (place, (&bucket, &slot)) in probed.iter().zip(row).enumerate() {
+            probed.extend(row.iter().map(|&slot| self.buckets[slot].as_slice()));
+            probed
+                .iter()
+                .take(AHEAD)
+                .for_each(|b| prefetch(b, max_read));
+            for (place, (&bucket, &slot)) in probed.iter().zip(&row).enumerate() {
+                if let Some(ahead) = probed.get(place + AHEAD) {
+                    prefetch(ahead, max_read);
+                }
                 let Some(first) = bucket.first() else {
                     continue;
                 };
@@ -165,16 +201,7 @@ impl Buckets {
                 } else {
                     bucket
                 };
-                for entry in newest {
-                    if entry.expired(cutoff_s) {
-                        continue;
-                    }
-                    candidates += 1;
-                    let distance = (entry.fingerprint ^ fingerprint).count_ones();
-                    if distance <= radius {
-                        near.push((distance, entry.seq, *entry));
-                    }
-                }
+                candidates += scan(newest, fingerprint, radius, cutoff_s, &mut near);
             }
             near.sort_by_key(|&(distance, seq, _)| (distance, seq)); // stable, as numpy's lexsort
             taken.clear();
@@ -207,24 +234,41 @@ impl Buckets {
     }
 }
 
-fn prefetch(entries: &[Entry]) {
+fn prefetch(entries: &[Entry], max_read: usize) {
     #[cfg(target_arch = "x86_64")]
-    if !entries.is_empty() {
-        // SAFETY: a prefetch only hints at an address, and this one is in a live slice.
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            _mm_prefetch::<_MM_HINT_T0>(entries.as_ptr().cast());
+    {
+        let newest = &entries[entries.len().saturating_sub(max_read)..];
+        for line in newest.chunks(4) {
+            // SAFETY: a prefetch only hints at an address, and this one is in a live slice.
+            unsafe {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast());
+            }
         }
     }
 }
 
-impl Buckets {
-    fn check(&self, slots: &[usize]) -> PyResult<()> {
-        match slots.iter().max() {
-            Some(&top) if top >= self.buckets.len() => {
-                Err(PyValueError::new_err(format!("no bucket {top}")))
-            }
-            _ => Ok(()),
+/// The entries within `radius` of `fingerprint` go to `near`; returns how many were compared
+/// (those first seen before `cutoff_s` are not). Compiled twice, and the copy with the
+/// processor's popcount instruction runs where it has one (the baseline x86-64 has none).
+#[multiversion(targets("x86_64+popcnt"))]
+fn scan(
+    entries: &[Entry],
+    fingerprint: u64,
+    radius: u32,
+    cutoff_s: Option<i64>,
+    near: &mut Vec<(u32, u32, Entry)>,
+) -> usize {
+    let mut candidates = 0;
+    for entry in entries {
+        if entry.expired(cutoff_s) {
+            continue;
+        }
+        candidates += 1;
+        let distance = (entry.fingerprint ^ fingerprint).count_ones();
+        if distance <= radius {
+            near.push((distance, entry.seq, *entry));
         }
     }
+    candidates
 }

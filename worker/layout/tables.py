@@ -65,7 +65,7 @@ class Table:
         return sum(comb(self.width, j) for j in range(self.radius + 1))
 
     @cached_property
-    def _runs(self) -> tuple[tuple[int, int, int], ...]:
+    def runs(self) -> tuple[tuple[int, int, int], ...]:
         """(shift, mask, out_shift) per run of adjacent positions, so that a key is a few
         shifts rather than one step per bit."""
         runs = []
@@ -78,21 +78,21 @@ class Table:
 
     def key(self, fingerprint: int) -> int:
         value = 0
-        for shift, mask, out_shift in self._runs:
+        for shift, mask, out_shift in self.runs:
             value |= ((fingerprint >> shift) & mask) << out_shift
         return value
 
     def keys(self, fingerprints: np.ndarray) -> np.ndarray:
         """`key` of many fingerprints (uint64) at once."""
         values = np.zeros(len(fingerprints), dtype=np.uint64)
-        for shift, mask, out_shift in self._runs:
+        for shift, mask, out_shift in self.runs:
             values |= ((fingerprints >> shift) & mask) << out_shift
         return values
 
     def spec(self) -> str:
         """Compact text, e.g. "63-43/2" or "5.17.40/0": runs of positions, then the radius."""
         parts = []
-        for shift, mask, _ in self._runs:
+        for shift, mask, _ in self.runs:
             top = shift + mask.bit_length() - 1
             parts.append(str(top) if top == shift else f"{top}-{shift}")
         return ".".join(parts) + f"/{self.radius}"

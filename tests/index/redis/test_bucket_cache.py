@@ -21,10 +21,12 @@ from worker.index.redis.bucket_cache import BucketCache
 from worker.index.redis.format import ENTRY, ENTRY_BYTES, RECENT_SLOTS
 from worker.index.redis.keys import NamespaceKeys
 from worker.index.redis.nearest import Nearest, Search, gather, nearest
-from worker.layout.tables import multi_index
+from worker.layout.planner import default_layout
+from worker.layout.tables import Layout, multi_index, sampled
 from worker.model import Kind
+from worker.native import kernels
 
-LAYOUT = multi_index(8, 5)  # the default layout: its narrowest table (12 bits) reloads a copy
+LAYOUT = multi_index(8, 5)  # (its narrowest table, 12 bits wide, is the one a copy reloads from)
 MakeCache = Callable[[], tuple[BucketCache, BucketAddresses]]
 RADIUS, LIMIT = 8, 3  # (few, so that some candidates are left out)
 
@@ -229,11 +231,17 @@ def test_nothing_new_moves_only_the_counter(new_cache: MakeCache) -> None:
     assert set(copy.buckets(range(probed.slot_count))) == {None}
 
 
-def test_the_compiled_store_keeps_step_with_the_numpy_store() -> None:
+@pytest.mark.parametrize(
+    "layout",
+    [LAYOUT, default_layout(), sampled(6, 8, 14)],
+    ids=["multi-index", "default", "sampled"],  # (sampled: keys of bits spread out)
+)
+def test_the_compiled_store_keeps_step_with_the_numpy_store(layout: Layout) -> None:
     """Batch after batch of inserts and searches (near copies, crowded buckets, expiry moving
-    on), both stores give the same results and hold the same entries."""
+    on), both stores give the same results and hold the same entries: the compiled store
+    numbers the buckets as BucketAddresses does."""
     require_compiled()
-    probed = BucketAddresses(NamespaceKeys("m").buckets, LAYOUT)
+    probed = BucketAddresses(NamespaceKeys("m").buckets, layout)
     stores = BucketCache(probed, compiled=True), BucketCache(probed, compiled=False)
     rng = random.Random(11)
     seen: list[int] = [BASE]
@@ -252,10 +260,21 @@ def test_the_compiled_store_keeps_step_with_the_numpy_store() -> None:
             flip(rng.choice(seen), rng.sample(range(64), rng.randrange(9))) for _ in range(30)
         ]
         cutoff = 100 + step * 5 if step % 3 else None
-        compiled, numpy_ = (store.nearest(queries, Search(9, 4, 12, cutoff)) for store in stores)
+        compiled, numpy_ = (store.nearest(queries, Search(9, 4, 3, cutoff)) for store in stores)
         assert compiled == numpy_
         assert stores[0].entries == stores[1].entries
         found += [(bool(n.entries), n.hot > 0, bool(n.expired)) for n in compiled]
     assert all(map(any, zip(*found, strict=True)))  # found some, crowded and expired buckets
     every = range(probed.slot_count or 0)
     assert stores[0].buckets(every) == stores[1].buckets(every)
+
+
+def test_the_compiled_store_refuses_a_numbering_past_its_buckets() -> None:
+    require_compiled()
+    native = kernels()
+    assert native is not None
+    probed = BucketAddresses(NamespaceKeys("m").buckets, LAYOUT)
+    assert probed.slot_count is not None
+    native.Buckets(probed.slot_count, probed.numbering())
+    with pytest.raises(ValueError, match="reach past"):
+        native.Buckets(probed.slot_count - 1, probed.numbering())

@@ -77,6 +77,15 @@ class BucketAddresses:
             for t, first in zip(self._tables, self._first_slots[:-1], strict=True)
         ]
 
+    def numbering(self) -> list[tuple[tuple[tuple[int, int, int], ...], int, list[int]]]:
+        """How `slots` numbers each table's probed buckets, for the compiled store: the
+        table's runs of key bits (Table.runs), its first number, and the flips XORed with a
+        fingerprint's key to get each probed key, in `slots`' order."""
+        return [
+            (t.table.runs, int(first), t.flips.tolist())
+            for t, first in zip(self._tables, self._first_slots[:-1], strict=True)
+        ]
+
     def whole_table(self) -> list[str] | None:
         """Every bucket name of the narrowest table (every indexed entry is in each table), or
         None when even that table is too wide to name every key."""

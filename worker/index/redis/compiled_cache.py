@@ -20,13 +20,12 @@ def compiled_store(addresses: BucketAddresses) -> CompiledStore | None:
     native = kernels()
     if native is None or addresses.slot_count is None:
         return None
-    return CompiledStore(addresses, native.Buckets(addresses.slot_count))
+    return CompiledStore(native.Buckets(addresses.slot_count, addresses.numbering()))
 
 
 class CompiledStore:
-    def __init__(self, addresses: BucketAddresses, buckets: Any) -> None:
-        self._addresses = addresses
-        self._buckets = buckets  # dedup_native.Buckets
+    def __init__(self, buckets: Any) -> None:
+        self._buckets = buckets  # dedup_native.Buckets, which numbers the buckets as addresses
 
     @property
     def entries(self) -> int:
@@ -37,19 +36,15 @@ class CompiledStore:
         self._buckets.clear()
 
     def add(self, live: np.ndarray) -> None:
-        slots = np.concatenate(self._addresses.own_slots(live["fingerprint"]))  # table after table
-        self._buckets.add(live.tobytes(), slots.astype(np.int64, copy=False).tobytes())
+        self._buckets.add(live.tobytes())
 
     def bucket(self, slot: int) -> bytes | None:
         blob: bytes | None = self._buckets.bucket(slot)
         return blob
 
     def nearest(self, fingerprints: Sequence[int], search: Search) -> list[Nearest]:
-        slots = self._addresses.slots(fingerprints).astype(np.int64, copy=False)
         rows = self._buckets.nearest(
             list(fingerprints),
-            slots.tobytes(),
-            self._addresses.per_fingerprint,
             search.radius,
             search.limit,
             search.max_read,

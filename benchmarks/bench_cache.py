@@ -1,0 +1,92 @@
+"""The bucket cache's search (the worker's read of a batch's buckets, bucket_cache.py) on its own:
+CPU per fingerprint in batches of 100, with N entries in the copy, for the compiled store and
+the numpy store, at the default layout. Half of the fingerprints searched are near copies of
+indexed ones, half are new. No Redis, no Kafka.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from worker import defaults
+from worker.index.base import Rule, duplicate_threshold
+from worker.index.redis.addresses import BucketAddresses
+from worker.index.redis.bucket_cache import BucketCache
+from worker.index.redis.format import ENTRY
+from worker.index.redis.keys import NamespaceKeys
+from worker.index.redis.nearest import Search
+from worker.layout.planner import default_layout
+
+BATCH = 100
+
+
+def filled(compiled: bool, fingerprints: np.ndarray) -> BucketCache:
+    cache = BucketCache(
+        BucketAddresses(NamespaceKeys("bench").buckets, default_layout()), compiled=compiled
+    )
+    entries = np.zeros(len(fingerprints), dtype=ENTRY)
+    entries["fingerprint"] = fingerprints
+    entries["seq"] = np.arange(1, len(fingerprints) + 1)
+    entries["seen_s"] = 1_700_000_000
+    cache.add(entries.tobytes(), len(fingerprints))
+    return cache
+
+
+def queries(fingerprints: np.ndarray, count: int, rng: np.random.Generator) -> list[int]:
+    """Near copies (up to 5 bits flipped) of indexed fingerprints, and new ones, in turn."""
+    out = []
+    for i in range(count):
+        if i % 2:
+            fp = int(fingerprints[rng.integers(len(fingerprints))])
+            for bit in rng.integers(0, 64, rng.integers(6)).tolist():
+                fp ^= 1 << bit
+        else:
+            fp = int(rng.integers(0, 1 << 63)) << 1 | int(rng.integers(2))
+        out.append(fp)
+    return out
+
+
+def us_per_search(cache: BucketCache, searched: list[int], search: Search, rounds: int) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.process_time()
+        for at in range(0, len(searched), BATCH):
+            cache.nearest(searched[at : at + BATCH], search)
+        best = min(best, time.process_time() - start)
+    return best / len(searched) * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", default="10000,100000,1000000", help="entries in the copy")
+    parser.add_argument("--searches", type=int, default=10_000, help="fingerprints searched")
+    parser.add_argument("--rounds", type=int, default=3, help="the best of these is printed")
+    parser.add_argument("--numpy-up-to", type=int, default=100_000, help="larger: compiled only")
+    args = parser.parse_args()
+    layout = default_layout()
+    rule = Rule.of(layout, duplicate_threshold(layout, None), defaults.SIMILARITY)
+    search = Search(rule.radius, rule.max_candidates, defaults.MAX_BUCKET_READ, None)
+    rng = np.random.default_rng(7)
+    print(
+        f"the bucket cache's search at the default layout ({layout.probes} buckets "
+        f"probed per fingerprint), batches of {BATCH}; CPU us per fingerprint, best of "
+        f"{args.rounds}"
+    )
+    for size in (int(s) for s in args.sizes.split(",")):
+        fingerprints = rng.integers(0, np.iinfo(np.uint64).max, size, dtype=np.uint64)
+        searched = queries(fingerprints, args.searches, rng)
+        line = f"  {size:>9,} entries:"
+        stores = [True] if size > args.numpy_up_to else [True, False]
+        for compiled in stores:
+            cache = filled(compiled, fingerprints)
+            if cache.compiled == compiled:  # (the compiled store may not be installed)
+                us = us_per_search(cache, searched, search, args.rounds)
+                line += f"  {'compiled' if compiled else 'numpy'} {us:7.1f}"
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
