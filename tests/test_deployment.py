@@ -1,6 +1,11 @@
 """docker-compose.yml and the Dockerfile stay consistent with the code: the settings they name
 exist, the image runs the package's command."""
 
+import json
+import shutil
+import subprocess
+
+import pytest
 import yaml
 
 from tests.support import ROOT
@@ -64,3 +69,33 @@ def test_the_dashboard_and_the_alert_rules_ask_only_for_metrics_the_worker_expor
     asked = {m for q in queries for m in re.findall(r"\b(?:dedup|process)_[a-z_]+\b", q)}
     assert asked, "no metric found in the queries"
     assert asked <= _exported(), sorted(asked - _exported())
+
+
+def test_the_kernels_locked_crates_build_with_the_rust_the_image_installs() -> None:
+    # The image compiles native/ with Debian's rustc-web; a locked crate that asks for a newer
+    # Rust fails that build, and only the compose test would notice.
+    cargo = shutil.which("cargo")
+    if cargo is None:
+        pytest.skip("cargo is not installed")
+    manifest = ROOT / "native" / "Cargo.toml"
+    done = subprocess.run(
+        [cargo, "metadata", "--locked", "--format-version", "1", "--manifest-path", str(manifest)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    packages = json.loads(done.stdout)["packages"]
+    ours = next(p for p in packages if p["manifest_path"] == str(manifest))
+    assert ours["rust_version"], "native/Cargo.toml must say its rust-version"
+    too_new = [
+        f"{p['name']} {p['version']} needs Rust {p['rust_version']}"
+        for p in packages
+        if p["rust_version"] and _version(p["rust_version"]) > _version(ours["rust_version"])
+    ]
+    assert not too_new, (
+        f"native/Cargo.lock: {too_new}, but the image builds with Rust {ours['rust_version']}"
+    )
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
