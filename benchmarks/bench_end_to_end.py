@@ -11,8 +11,9 @@ passthrough and a faust passthrough through the same broker, in one run.
    time is left out; the records are read after the drain, so that reading them does not
    take CPU from the drain.
 2. Latency: at a steady publish rate of half the measured maximum (the median of the drains),
-   the time from handing an article to the producer to the broker's appending its output
-   (the output topics stamp records with their append time), p50 and p99, after 3 s of
+   the time from the broker's appending an article to the input topic to its appending the
+   article's first output (the topics stamp records with their append time), p50 and p99,
+   after 3 s of
    warm-up; the outputs are read after the run, so that reading them takes no CPU from it.
 3. Scale-out: one, two and four worker processes on the input topic's four partitions, in
    turn, two rounds (`--scale-rounds`), the ratios to one worker taken within each round:
@@ -47,7 +48,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
-from benchmarks.redis_state import fresh
+from benchmarks.redis_state import fresh, script_stats
 from tests.support.corpus import make_articles
 from tests.support.tenant import Tenant, WorkerProcess
 from worker.settings import Settings
@@ -67,10 +68,9 @@ SERVICES = {"Redis": "redis-server", "Kafka": "kafka.Kafka"}  # command lines, f
 
 async def produce(
     kafka: str, topic: str, articles: list[dict[str, Any]], rate: float | None = None
-) -> dict[bytes, float]:
-    """Publish the articles (encoded beforehand), at `rate` per second if given; returns when
-    each was sent (wall-clock s), by key: the outputs carry their article's id as their key.
-    At a rate, the articles due are sent together each time this process wakes (every
+) -> None:
+    """Publish the articles (encoded beforehand, keyed by their ids), at `rate` per second if
+    given. At a rate, the articles due are sent together each time this process wakes (every
     SEND_INTERVAL_S, the producer's linger: the broker takes them in such batches anyway),
     not one sleep per article: the load generator shares the machine's cores with the
     worker, and takes as little of them as it can."""
@@ -79,7 +79,6 @@ async def produce(
         bootstrap_servers=kafka, acks="all", linger_ms=round(SEND_INTERVAL_S * 1000)
     )
     await producer.start()
-    sent: dict[bytes, float] = {}
     try:
         start = time.monotonic()
         pending = []
@@ -88,9 +87,7 @@ async def produce(
             due = len(records)
             if rate is not None:
                 due = min(due, int((time.monotonic() - start) * rate) + 1)
-            now = time.time()
             for key, value in records[done:due]:
-                sent[key] = now
                 pending.append(await producer.send(topic, value, key=key))
             done = due
             if rate is not None and done < len(records):
@@ -98,7 +95,6 @@ async def produce(
         await asyncio.gather(*pending)
     finally:
         await producer.stop()
-    return sent
 
 
 @asynccontextmanager
@@ -131,7 +127,8 @@ async def reader(
 async def consume(
     kafka: str, topics: list[str], expected: int, give_up_after: float
 ) -> list[tuple[int, bytes | None]]:
-    """(record timestamp ms, key) of the first `expected` output records, not parsed."""
+    """(record timestamp ms, key) of the first `expected` records of the topics, not
+    parsed."""
     async with reader(kafka, topics) as (consumer, parts):
         consumer.assign(parts)
         await consumer.seek_to_beginning(*parts)
@@ -183,19 +180,22 @@ class Run:
 
 
 async def stamp_on_append(kafka: str, settings: Settings) -> None:
-    """The output topics stamp their records with the broker's time of appending them
-    (LogAppendTime), so that a record's timestamp says when its verdict was out, whenever the
-    benchmark reads it."""
+    """The topics stamp their records with the broker's time of appending them
+    (LogAppendTime), so that a record's timestamp says when its article was in or its verdict
+    out, whenever the benchmark reads it: a latency is one stamp of the broker's clock less
+    another, and leaves out the load generator's own delays (its producer's batching; the
+    cores it shares)."""
     admin = AIOKafkaAdminClient(bootstrap_servers=kafka)
     await admin.start()
     try:
-        config = {  # (alter_configs sets a topic's whole config: ensure_topics' setting too)
-            "max.message.bytes": str(settings.output_max_bytes),
-            "message.timestamp.type": "LogAppendTime",
-        }
-        topics = [settings.unique_topic, settings.duplicates_topic, settings.rejected_topic]
+        stamped = {"message.timestamp.type": "LogAppendTime"}
+        # (alter_configs sets a topic's whole config: ensure_topics' setting too)
+        output = {**stamped, "max.message.bytes": str(settings.output_max_bytes)}
+        configs = {settings.input_topic: stamped}
+        for topic in (settings.unique_topic, settings.duplicates_topic, settings.rejected_topic):
+            configs[topic] = output
         await admin.alter_configs(
-            [ConfigResource(ConfigResourceType.TOPIC, topic, config) for topic in topics]
+            [ConfigResource(ConfigResourceType.TOPIC, t, c) for t, c in configs.items()]
         )
     finally:
         await admin.close()
@@ -230,6 +230,11 @@ class Drain:
     rate: float  # articles/s, first output to last
     cpu_us: dict[str, float]  # CPU per article of the processes under test, Redis, Kafka
     busy: float  # the share of the machine's cores those used during the drain
+    # The processes' context switches per 100 articles, (voluntary: waits; involuntary:
+    # preempted): each puts the cores' caches to other work, so every step costs more after.
+    switches: tuple[float, float]
+    # Redis's script calls per 100 articles and the time it spent in them per article (us).
+    scripts: tuple[float, float]
     # Articles/s from the moment the last process got its partitions to the last output (None:
     # the processes log no assignment): with several processes, the first to join the group
     # drains every partition alone until the others have joined and the group is rebalanced.
@@ -238,6 +243,12 @@ class Drain:
     def describe(self) -> str:
         cpu = ", ".join(f"{name} {us:,.0f}" for name, us in self.cpu_us.items())
         out = f"{self.rate:9,.0f} articles/s   CPU us/article: {cpu}; cores {self.busy:.0%} busy"
+        out += (
+            f"; context switches per 100 articles {self.switches[0]:.1f} waiting, "
+            f"{self.switches[1]:.1f} preempted"
+            f"; Redis scripts {self.scripts[0]:.1f} per 100 articles, {self.scripts[1]:.0f} us"
+            " per article"
+        )
         if self.formed_rate is not None:
             out += f"; {self.formed_rate:,.0f}/s once every process had its partitions"
         return out
@@ -253,10 +264,19 @@ def throughput(run: Run, articles: list[dict[str, Any]], timeout: float) -> Drai
         services = {name: _pids(pattern) for name, pattern in SERVICES.items()}
         meters = {"process": [p.proc.pid for p in run.started], **services}
         before = {name: cpu_seconds(pids) for name, pids in meters.items()}
+        switches_before = context_switches(meters["process"])
+        scripts_before = asyncio.run(script_stats(run.tenant.redis_url))
         start = time.monotonic()
         asyncio.run(wait_for_drain(run.tenant, timeout))
         elapsed = time.monotonic() - start
         spent = {name: cpu_seconds(pids) - before[name] for name, pids in meters.items()}
+        scripts_after = asyncio.run(script_stats(run.tenant.redis_url))
+        waited, preempted = (
+            (after - first) / len(articles) * 100
+            for after, first in zip(
+                context_switches(meters["process"]), switches_before, strict=True
+            )
+        )
     finally:
         run.stop()
     records = asyncio.run(consume(run.tenant.kafka, run.outputs, len(articles), timeout))
@@ -264,7 +284,9 @@ def throughput(run: Run, articles: list[dict[str, Any]], timeout: float) -> Drai
     cpu_us = {name: seconds / len(articles) * 1e6 for name, seconds in spent.items()}
     busy = sum(spent.values()) / (elapsed * (os.cpu_count() or 1))
     rate = (len(stamps) - 1) / ((stamps[-1] - stamps[0]) / 1000)
-    return Drain(rate, cpu_us, busy, formed_rate(run, stamps))
+    calls = scripts_after[0] - scripts_before[0]
+    scripts = (calls / len(articles) * 100, (scripts_after[1] - scripts_before[1]) / len(articles))
+    return Drain(rate, cpu_us, busy, (waited, preempted), scripts, formed_rate(run, stamps))
 
 
 def formed_rate(run: Run, stamps: list[int]) -> float | None:
@@ -291,6 +313,22 @@ def _pids(pattern: str) -> list[int]:
         except OSError:
             continue
     return found
+
+
+def context_switches(pids: list[int]) -> tuple[int, int]:
+    """The processes' context switches so far, voluntary and involuntary (0 for any that is
+    gone)."""
+    counts = {"voluntary_ctxt_switches": 0, "nonvoluntary_ctxt_switches": 0}
+    for pid in pids:
+        try:
+            lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            name, _, value = line.partition(":")
+            if name in counts:
+                counts[name] += int(value)
+    return counts["voluntary_ctxt_switches"], counts["nonvoluntary_ctxt_switches"]
 
 
 def cpu_seconds(pids: list[int]) -> float:
@@ -336,24 +374,26 @@ def latency(
     timeout: float,
     warm_up: float = WARM_UP_S,
 ) -> tuple[float, float]:
-    """p50 and p99 in ms from handing an article to the producer to the broker's appending
-    its first output (the output's timestamp: stamp_on_append), at a steady `rate`, for the
-    articles sent after the first `warm_up` seconds (connections, first batches). The outputs
-    are read once the processes are done with every article."""
+    """p50 and p99 in ms from the broker's appending an article to the input topic to its
+    appending the article's first output (their timestamps: stamp_on_append), at a steady
+    `rate`, for the articles in after the first `warm_up` seconds (connections, first
+    batches). The topics are read once the processes are done with every article."""
+    topic = run.tenant.settings.input_topic
     try:
         run.start()
-        topic = run.tenant.settings.input_topic
-        sent = asyncio.run(produce(run.tenant.kafka, topic, articles, rate))
+        asyncio.run(produce(run.tenant.kafka, topic, articles, rate))
         asyncio.run(wait_for_drain(run.tenant, timeout))
     finally:
         run.stop()
     records = asyncio.run(consume(run.tenant.kafka, run.outputs, len(articles), timeout))
-    since = min(sent.values()) + warm_up
+    inputs = asyncio.run(consume(run.tenant.kafka, [topic], len(articles), timeout))
+    arrived = {key: stamp for stamp, key in inputs}
+    since = min(arrived.values()) + warm_up * 1000
     out: dict[bytes, int] = {}
     for stamp, key in sorted(records, key=lambda r: r[0]):  # an article's first output
         if key is not None:
             out.setdefault(key, stamp)
-    delays = sorted(stamp - sent[key] * 1000 for key, stamp in out.items() if sent[key] >= since)
+    delays = sorted(stamp - arrived[key] for key, stamp in out.items() if arrived[key] >= since)
     return statistics.median(delays), delays[int(0.99 * (len(delays) - 1))]
 
 

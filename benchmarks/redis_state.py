@@ -47,6 +47,21 @@ async def wipe(client: Client) -> None:
         await asyncio.sleep(0.5)
 
 
+SCRIPT_COMMANDS = ("cmdstat_evalsha", "cmdstat_eval", "cmdstat_fcall")
+
+
+async def script_stats(url: str) -> tuple[int, float]:
+    """The Redis server's script calls so far and the microseconds it spent running them
+    (INFO commandstats): the work of the index's scripts, apart from Redis's other CPU."""
+    client = aioredis.Redis.from_url(url)
+    try:
+        stats = await client.info("commandstats")
+    finally:
+        await client.aclose()
+    used = [stats[name] for name in SCRIPT_COMMANDS if name in stats]
+    return sum(int(s["calls"]) for s in used), sum(float(s["usec"]) for s in used)
+
+
 async def fresh(url: str) -> None:
     """Empty the benchmark's Redis database and let any AOF rewrite finish: otherwise what
     earlier runs left behind is rewritten (a fork writing every key, on the same cores) in the

@@ -3,13 +3,19 @@ not how fast; no figure is asserted)."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import re
 import subprocess
 import sys
+import time
 from types import SimpleNamespace
 from typing import Any, cast
 
-from benchmarks.bench_end_to_end import formed_rate
+import redis
+
+from benchmarks.bench_end_to_end import context_switches, formed_rate
+from benchmarks.redis_state import script_stats
 from tests.support import ROOT
 from tests.support.tenant import assignment_times
 from worker import defaults
@@ -106,9 +112,33 @@ def test_bench_end_to_end(kafka_bootstrap: str, redis_url: str) -> None:
     assert "2 workers" in out
     assert "x one worker once formed" in out
     assert "/s once every process had its partitions" in out
+    assert re.search(r"context switches per 100 articles [\d.]+ waiting, [\d.]+ preempted", out)
+    scripts = re.findall(r"(\w+) +[\d,]+ articles/s .*Redis scripts ([\d.]+) per 100 articles", out)
+    assert {kind for kind, calls in scripts if float(calls) > 0} == {"worker", "once", "workers"}
     # the machine before and after: its speed at a Python loop and at fingerprinting
     assert out.count("additions in a Python loop took") == 2
     assert len(re.findall(r"fingerprinting [\d,]+ articles took [\d.]+ us each", out)) == 2
+
+
+def test_context_switches_count_a_process_s_waits() -> None:
+    waited, _ = context_switches([os.getpid()])
+    time.sleep(0.01)  # gives the core up: a voluntary switch
+    assert context_switches([os.getpid()])[0] > waited
+    assert context_switches([2**22 + 1]) == (0, 0)  # (no such process: above pid_max)
+
+
+def test_script_stats_count_the_server_s_script_calls(redis_url: str) -> None:
+    calls, _ = asyncio.run(script_stats(redis_url))
+    client = redis.Redis.from_url(redis_url)
+    try:
+        sha = client.script_load("return 1")
+        client.evalsha(sha, 0)
+        client.eval("return 2", 0)
+    finally:
+        client.close()
+    after, spent = asyncio.run(script_stats(redis_url))
+    assert after == calls + 2
+    assert spent > 0
 
 
 class _Assigned:
