@@ -13,8 +13,8 @@ passthrough and a faust passthrough through the same broker, in one run.
 2. Latency: at a steady publish rate of half the measured maximum (the median of the drains),
    the time from the broker's appending an article to the input topic to its appending the
    article's first output (the topics stamp records with their append time), p50 and p99,
-   after 3 s of
-   warm-up; the outputs are read after the run, so that reading them takes no CPU from it.
+   after 3 s of warm-up; the topics are read after the run, so that reading them takes no
+   CPU from it.
 3. Scale-out: one, two and four worker processes on the input topic's four partitions, in
    turn, two rounds (`--scale-rounds`), the ratios to one worker taken within each round:
    of the rates from the first output, and of the rates once every process had its
