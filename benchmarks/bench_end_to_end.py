@@ -20,7 +20,8 @@ passthrough and a faust passthrough through the same broker, in one run.
    of the rates from the first output, and of the rates once every process had its
    partitions (from its log's last assignment before the last output to the last output),
    as the first process to join the group drains every partition alone until the others
-   have joined.
+   have joined. Then two workers apart, each with its own topics and index and half of the
+   articles, while both were at work: what the machine gives two workers that share nothing.
 
 Needs Kafka and Redis (`bash stack/local-stack.sh up`). Each run starts on an emptied Redis
 database (`--redis-url`, db 13 by default) with no AOF rewrite pending.
@@ -168,9 +169,15 @@ class Run:
         return list(self.tenant.outputs.values())
 
     def start(self) -> None:
+        self.launch()
+        self.wait_ready()
+
+    def launch(self) -> None:
         for i in range(self.processes):
             log = self.logs / f"{self.tenant.name}-{i}.log"
             self.started.append(WorkerProcess(self.tenant, log, self.command))
+
+    def wait_ready(self) -> None:
         for process in self.started:
             process.wait_ready(timeout=120)
 
@@ -287,6 +294,35 @@ def throughput(run: Run, articles: list[dict[str, Any]], timeout: float) -> Drai
     calls = scripts_after[0] - scripts_before[0]
     scripts = (calls / len(articles) * 100, (scripts_after[1] - scripts_before[1]) / len(articles))
     return Drain(rate, cpu_us, busy, (waited, preempted), scripts, formed_rate(run, stamps))
+
+
+def apart(runs: list[Run], parts: list[list[dict[str, Any]]], timeout: float) -> float | None:
+    """Articles/s of runs that share nothing but the machine (each its own topics and index,
+    and its part of the articles), while all of them were at work: from the last of their
+    first outputs to the first of their last outputs (None: they were not at work together)."""
+    for run, part in zip(runs, parts, strict=True):
+        asyncio.run(produce(run.tenant.kafka, run.tenant.settings.input_topic, part))
+    try:
+        for run in runs:
+            run.launch()
+        for run in runs:
+            run.wait_ready()
+        for run in runs:
+            asyncio.run(wait_for_drain(run.tenant, timeout))
+    finally:
+        for run in runs:
+            run.stop()
+    stamps = [
+        sorted(
+            stamp for stamp, _ in asyncio.run(consume(r.tenant.kafka, r.outputs, len(p), timeout))
+        )
+        for r, p in zip(runs, parts, strict=True)
+    ]
+    start, end = max(s[0] for s in stamps), min(s[-1] for s in stamps)
+    if end <= start:
+        return None
+    together = sum(bisect.bisect_right(s, end) - bisect.bisect_left(s, start) for s in stamps)
+    return together / ((end - start) / 1000)
 
 
 def formed_rate(run: Run, stamps: list[int]) -> float | None:
@@ -512,16 +548,33 @@ def main() -> None:
     # Ratios of the rates once every worker had its partitions (Drain.formed_rate), and of the
     # rates from the first output, forming the group included.
     scaled: dict[int, list[tuple[float, float]]] = {2: [], 4: []}
+    separate: list[float] = []
+    half = len(articles) // 2
     for _ in range(args.scale_rounds):
         one = throughput(new(WORKER), articles, args.timeout)
+        one_rate = one.formed_rate or one.rate
         print(f"scale-out   1 worker     {one.describe()}")
         for processes in scaled:
             drain = throughput(new(WORKER, processes=processes), articles, args.timeout)
-            formed = (drain.formed_rate or drain.rate) / (one.formed_rate or one.rate)
+            formed = (drain.formed_rate or drain.rate) / one_rate
             scaled[processes].append((formed, drain.rate / one.rate))
             print(
                 f"scale-out   {processes} workers    {drain.describe()} ({formed:.2f}x one "
                 f"worker once formed; {drain.rate / one.rate:.2f}x from the first output)"
+            )
+        # What the machine gives two workers that share no index: what two workers lose
+        # beyond that is the cost of sharing one.
+        together = apart(
+            [new(WORKER), new(WORKER)], [articles[:half], articles[half:]], args.timeout
+        )
+        if together is None:
+            print("scale-out   2 workers apart: they were not at work at the same time")
+        else:
+            separate.append(together / one_rate)
+            print(
+                f"scale-out   2 workers apart, each its own topics, index and half of the "
+                f"articles: {together:9,.0f} articles/s while both were at work "
+                f"({together / one_rate:.2f}x one worker once formed)"
             )
     print(
         f"scale-out   median of {args.scale_rounds} rounds: "
@@ -530,6 +583,7 @@ def main() -> None:
             f"{statistics.median(a for _, a in r):.2f}x from the first output"
             for n, r in scaled.items()
         )
+        + (f"; 2 workers apart {statistics.median(separate):.2f}x" if separate else "")
     )
     print(
         f"machine     after: {machine_state(articles)} (a busy or slow machine: every figure lower)"

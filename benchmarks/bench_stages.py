@@ -5,6 +5,11 @@ the end-to-end benchmark's articles, after N of them are indexed; each stage tim
 `time.process_time` (the worker's CPU, not the time it waits on Redis), and Redis's own CPU
 per article beside them. No Kafka: what the worker adds to a passthrough, less faust's work.
 
+Then Redis's CPU per article for a batch's script calls against how many entries another
+worker inserted between the batch's read and its calls (as when two workers' batches
+overlap): the script compares those itself (check_and_insert.lua, search_since). Random
+fingerprints, taking turns across the counts.
+
 Times RedisIndex's steps apart (read_buckets, script_calls, scripts.run).
 Needs Redis (`bash stack/local-stack.sh up`); uses database 12 and empties it.
 """
@@ -14,14 +19,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import random
 import time
 
-from benchmarks.bench_index import server_cpu_s
+from benchmarks.bench_index import random_probes, server_cpu_s
 from benchmarks.redis_state import settle, wipe
 from tests.support.corpus import make_articles
 from worker import wiring
 from worker.index.redis import RedisIndex, scripts
-from worker.index.redis.client import connect
+from worker.index.redis.client import Client, connect
 from worker.index.redis.scripts import Script
 from worker.model import Accepted, Article, Probe
 from worker.pipeline.decode import decode_article
@@ -30,6 +36,7 @@ from worker.settings import Settings
 
 BATCH = 100
 STAGES = ("decode", "fingerprint", "read", "calls", "script", "replies", "messages")
+SINCE_READ = (0, 50, 100, 200, 400)  # entries another worker inserts between read and calls
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -101,11 +108,49 @@ async def run(args: argparse.Namespace) -> None:
     print("  " + "  ".join(f"{stage} {us:.1f}" for stage, us in per_article.items()))
     print(f"  total {sum(per_article.values()):.1f} us;  Redis CPU per article {redis_us:.1f} us")
 
+    client = connect(args.redis_url)
+    since = await since_read(client, settings, args.docs, args.trials)
+    await wipe(client)
+    await client.aclose()
+    print(
+        f"Redis CPU per article of a batch's script calls ({args.trials} batches each, "
+        f"{args.docs:,} indexed before), by the entries another worker inserted between the "
+        "batch's read and its calls: "
+        + ", ".join(f"{others} {us:.1f} us" for others, us in since.items())
+    )
+
+
+async def since_read(
+    client: Client, settings: Settings, docs: int, trials: int
+) -> dict[int, float]:
+    """Redis's CPU per article of a batch's script calls, by how many entries another worker
+    inserted after the batch's read (SINCE_READ)."""
+    await wipe(client)
+    layout = wiring.layout(settings)
+    worker, other = RedisIndex(client, "since", layout), RedisIndex(client, "since", layout)
+    rng = random.Random(7)
+    for start in range(0, docs, 2000):
+        await worker.check_and_insert(random_probes(rng, min(2000, docs - start), f"d{start}-"))
+    await settle(client)
+    spent = dict.fromkeys(SINCE_READ, 0.0)
+    for trial in range(trials):
+        for others in SINCE_READ:
+            batch = random_probes(rng, BATCH, f"b{trial}-{others}-")
+            reads = await worker.read_buckets(batch)
+            await other.check_and_insert(random_probes(rng, others, f"o{trial}-{others}-"))
+            before = await server_cpu_s(client)
+            await worker.run_checks(batch, reads)
+            spent[others] += await server_cpu_s(client) - before
+    return {others: s / (trials * BATCH) * 1e6 for others, s in spent.items()}
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--docs", type=int, default=40_000, help="articles indexed first")
     parser.add_argument("--measure", type=int, default=20_000, help="articles timed")
+    parser.add_argument(
+        "--trials", type=int, default=40, help="batches per count of entries since the read"
+    )
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/12")
     asyncio.run(run(parser.parse_args()))
 

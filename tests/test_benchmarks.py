@@ -69,10 +69,13 @@ def test_bench_stages(redis_url: str) -> None:
         "300",
         "--measure",
         "200",
+        "--trials",
+        "2",
         "--redis-url",
         redis_url.rsplit("/", 1)[0] + "/12",
     )
     assert "Redis CPU per article" in out
+    assert re.search(r"read and its calls: 0 [0-9.]+ us, 50 [0-9.]+ us, .* 400 [0-9.]+ us", out)
 
 
 def test_bench_send(kafka_bootstrap: str) -> None:
@@ -112,6 +115,7 @@ def test_bench_end_to_end(kafka_bootstrap: str, redis_url: str) -> None:
     assert "2 workers" in out
     assert "x one worker once formed" in out
     assert "/s once every process had its partitions" in out
+    assert re.search(r"2 workers apart(, each .* one worker once formed|: they were not)", out)
     assert re.search(r"context switches per 100 articles [\d.]+ waiting, [\d.]+ preempted", out)
     scripts = re.findall(r"(\w+) +[\d,]+ articles/s .*Redis scripts ([\d.]+) per 100 articles", out)
     assert {kind for kind, calls in scripts if float(calls) > 0} == {"worker", "once", "workers"}

@@ -214,32 +214,45 @@ async def test_an_article_inserted_after_the_read_is_found_by_the_script(
     assert (v.kind, v.duplicate_of, v.distance) == (Kind.NEAR, "first", 2)
 
 
+@pytest.mark.parametrize(
+    ("layout", "count"),
+    [
+        (multi_index(11, 4), 40),  # (the default layout) entries compared one by one
+        (multi_index(11, 4), 200),  # ... and by blocks
+        (pigeonhole(3), 200),
+        (multi_index(15, 4), 200),
+        (sampled(9, 6, 20), 200),
+    ],
+    ids=lambda x: getattr(x, "spec", lambda: str(x))(),
+)
 @pytest.mark.parametrize("seed", [1, 2])
 async def test_the_scripts_compare_of_what_came_since_the_read_agrees_with_the_workers(
-    redis_client: aioredis.Redis, seed: int
+    redis_client: aioredis.Redis, seed: int, layout: Layout, count: int
 ) -> None:
     """Copies read before their originals were inserted (by another replica, meanwhile) get
     the verdicts they get when read after: the script compares the ring's entries since the
-    read as the worker compares its buckets (copies up to 14 bits away: any bits, or all in
-    the half the script compares first)."""
-    layout = multi_index(11, 4)  # (the default layout)
+    read as the worker compares its buckets (copies up to 3 bits beyond the threshold: any
+    bits, or all in the half the script compares first), whether it compares each entry or
+    looks them up by blocks (many entries)."""
     rng = random.Random(seed)
-    originals = [probe(f"o{i}", rng.getrandbits(64)) for i in range(40)]
+    originals = [probe(f"o{i}", rng.getrandbits(64)) for i in range(count)]
     copies = [
         probe(
             f"c{i}",
             flip(
                 rng.choice(originals).fingerprint or 0,
-                rng.sample(rng.choice([range(64), range(32, 64)]), rng.randint(0, 14)),
+                rng.sample(
+                    rng.choice([range(64), range(32, 64)]), rng.randint(0, layout.threshold + 3)
+                ),
             ),
         )
         for i in range(300)
     ]
-    late = RedisIndex(redis_client, f"late{seed}", layout)
+    late = RedisIndex(redis_client, f"late{seed}-{count}", layout)
     reads = await late.read_buckets(copies)  # an empty index
     await late.check_and_insert(originals)
     staged = await late.run_checks(copies, reads)
-    timely = RedisIndex(redis_client, f"timely{seed}", layout)
+    timely = RedisIndex(redis_client, f"timely{seed}-{count}", layout)
     await timely.check_and_insert(originals)
     expected = await timely.check_and_insert(copies)
     assert [(v.kind, v.duplicate_of, v.distance) for v in staged] == [

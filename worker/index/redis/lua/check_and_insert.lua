@@ -112,6 +112,30 @@ for i = 15, 14 + 3 * tonumber(ARGV[14]), 3 do
                          prefix = prefix .. (#tables) .. ':'}
 end
 local function bucket(t, value) return t.prefix .. bit.tohex(value, t.hex) end
+
+-- The ring's entries within r of an article are found by blocks when there are many: each
+-- 32-bit half of a fingerprint is cut into the same number of blocks, 2 * #BLOCKS > r, so that
+-- two fingerprints within r bits have a block within one bit of the other's (else they
+-- would differ in two bits or more in every block). An article then looks up its blocks and
+-- their one-bit neighbours, ~70 lookups, rather than comparing every entry: exactly the
+-- entries within r, and some others, which are then compared.
+local BLOCKS = {}
+do
+  local per_half = math.ceil((math.floor(r / 2) + 1) / 2)
+  for half = 1, 2 do
+    local left = 32
+    for i = per_half, 1, -1 do
+      local width = math.ceil(left / i)
+      left = left - width
+      local flips = {}
+      for b = 0, width - 1 do flips[b + 1] = bit.lshift(1, b) end
+      BLOCKS[#BLOCKS + 1] = {half = half, shift = left, flips = flips,
+                             mask = width == 32 and -1 or bit.lshift(1, width) - 1}
+    end
+  end
+end
+-- Below about this many entries, comparing each costs Lua less than an article's lookups.
+local BLOCKS_FROM = 100
 local after_tables = 15 + 3 * #tables  -- (ARGV[b] in the header)
 local record_key = ARGV[after_tables]
 
@@ -192,6 +216,38 @@ local function live_entries(blob)
     end
   end
   return live
+end
+
+-- The two 32-bit halves of the fingerprint at blob[at] (bit library numbers).
+local function halves(blob, at)
+  local a1, a2, a3, a4, a5, a6, a7, a8 = byte(blob, at, at + 7)
+  return bit.bor(bit.lshift(a1, 24), bit.lshift(a2, 16), bit.lshift(a3, 8), a4),
+    bit.bor(bit.lshift(a5, 24), bit.lshift(a6, 16), bit.lshift(a7, 8), a8)
+end
+
+-- Block j's value in a fingerprint of halves `high` and `low`.
+local function block_value(j, high, low)
+  local b = BLOCKS[j]
+  return bit.band(bit.rshift(b.half == 1 and high or low, b.shift), b.mask)
+end
+
+-- The live entries' places in the blob by block value, per block (built once per ring, for
+-- every article compared with it).
+local function by_block(live)
+  if live.blocks then return live.blocks end
+  local index = {}
+  for j = 1, #BLOCKS do index[j] = {} end
+  for n = 2, #live, 2 do
+    local at = live[n]
+    local high, low = halves(live.blob, at)
+    for j = 1, #BLOCKS do
+      local t, v = index[j], block_value(j, high, low)
+      local places = t[v]
+      if places then places[#places + 1] = at else t[v] = {at} end
+    end
+  end
+  live.blocks = index
+  return index
 end
 
 -- Hamming distance between the 8-byte fingerprint at blob[at] and `f` (its bytes).
@@ -361,23 +417,47 @@ local function search_since(art, since)
     return redis.call('GETRANGE', KEYS[5], offset, offset + ENTRY - 1)
       == string.sub(blob, at, at + ENTRY - 1)
   end
-  -- The high halves first: most entries are too far there already. The bits of their XOR
-  -- are counted a byte at a time with arithmetic, which costs Lua less than calling the bit
-  -- library for each byte. Whether the article's probes reach an entry is asked last: the
-  -- first time, it builds every probed key.
-  local high, blob = high_half(art.fp, 1), ring.blob
-  for n = 1, #ring, 2 do
-    local x = bxor(ring[n], high) % 4294967296
-    local b1 = x % 256
-    x = (x - b1) / 256
-    local b2 = x % 256
-    x = (x - b2) / 256
-    local b3 = x % 256
-    if BITS_SET[b1] + BITS_SET[b2] + BITS_SET[b3] + BITS_SET[(x - b3) / 256] <= r then
-      local at = ring[n + 1]
-      if distance(art.f, blob, at) <= r and reachable(art, string.sub(blob, at, at + 7))
-          and still_in_ring(blob, at) then
-        add_candidate(art, list, blob, at, false)
+  local blob = ring.blob
+  local function compare(at)
+    if distance(art.f, blob, at) <= r and reachable(art, string.sub(blob, at, at + 7))
+        and still_in_ring(blob, at) then
+      add_candidate(art, list, blob, at, false)
+    end
+  end
+  if #ring / 2 >= BLOCKS_FROM then
+    -- The entries that share a block with the article, or come within one bit of it.
+    local index, compared = by_block(ring), {}
+    local high, low = halves(art.fp, 1)
+    for j, b in ipairs(BLOCKS) do
+      local t, v, flips = index[j], block_value(j, high, low), b.flips
+      for n = 0, #flips do
+        local places = t[n == 0 and v or bxor(v, flips[n])]
+        if places then
+          for i = 1, #places do
+            local at = places[i]
+            if not compared[at] then
+              compared[at] = true
+              compare(at)
+            end
+          end
+        end
+      end
+    end
+  else
+    -- The high halves first: most entries are too far there already. The bits of their XOR
+    -- are counted a byte at a time with arithmetic, which costs Lua less than calling the
+    -- bit library for each byte. Whether the article's probes reach an entry is asked last:
+    -- the first time, it builds every probed key.
+    local high = high_half(art.fp, 1)
+    for n = 1, #ring, 2 do
+      local x = bxor(ring[n], high) % 4294967296
+      local b1 = x % 256
+      x = (x - b1) / 256
+      local b2 = x % 256
+      x = (x - b2) / 256
+      local b3 = x % 256
+      if BITS_SET[b1] + BITS_SET[b2] + BITS_SET[b3] + BITS_SET[(x - b3) / 256] <= r then
+        compare(ring[n + 1])
       end
     end
   end
