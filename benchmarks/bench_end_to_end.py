@@ -146,7 +146,8 @@ async def consume(
 
 class Run:
     """Fresh topics, namespace and group for one measurement, an emptied Redis database, and
-    the processes under test."""
+    the processes under test; as a context manager, the processes are stopped and the topics
+    deleted on leaving it."""
 
     def __init__(
         self,
@@ -184,6 +185,15 @@ class Run:
     def stop(self) -> None:
         for process in self.started:
             process.stop()
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """The processes stopped and the topics deleted: each run meets a broker in the same
+        state, and a machine's disk does not fill with runs' records."""
+        self.stop()
+        self.tenant.delete_topics()
 
 
 async def stamp_on_append(kafka: str, settings: Settings) -> None:
@@ -497,9 +507,11 @@ def main() -> None:
 
     # A broker just started runs slower for a minute or so (its JVM compiles as it goes), and
     # it would slow whichever run came first: warm it up with a passthrough run, not reported.
-    throughput(new(PASSTHROUGH), articles[: max(5_000, len(articles) // 10)], args.timeout)
-    topic = new(BARE).tenant.settings.input_topic
-    print(f"broker      {asyncio.run(broker_ceiling(args.kafka, topic, articles))}")
+    with new(PASSTHROUGH) as run:
+        throughput(run, articles[: max(5_000, len(articles) // 10)], args.timeout)
+    with new(BARE) as run:
+        topic = run.tenant.settings.input_topic
+        print(f"broker      {asyncio.run(broker_ceiling(args.kafka, topic, articles))}")
 
     # The machine's speed drifts over minutes: the ratios are taken within each round of
     # neighbouring runs, and the median reported.
@@ -512,7 +524,8 @@ def main() -> None:
     runs: dict[str, list[float]] = {name: [] for name in kinds}
     for _ in range(args.pairs):
         for name, (command, env) in kinds.items():
-            drain = throughput(new(command, env=env), articles, args.timeout)
+            with new(command, env=env) as run:
+                drain = throughput(run, articles, args.timeout)
             runs[name].append(drain.rate)
             print(f"throughput  {name:<12} {drain.describe()}")
         last = {name: rates[-1] for name, rates in runs.items()}
@@ -539,7 +552,8 @@ def main() -> None:
         rate = rates[name] / 2
         count = max(100, int(rate * (args.latency_seconds + WARM_UP_S)))
         steady = articles[:count] if count <= len(articles) else make_articles(count)
-        p50, p99 = latency(new(command, env=env), steady, rate, args.timeout)
+        with new(command, env=env) as run:
+            p50, p99 = latency(run, steady, rate, args.timeout)
         print(
             f"latency     {name:<12} at {rate:7,.0f}/s for {args.latency_seconds:.0f} s after "
             f"{WARM_UP_S:.0f} s of warm-up: p50 {p50:6.1f} ms   p99 {p99:6.1f} ms"
@@ -551,11 +565,13 @@ def main() -> None:
     separate: list[float] = []
     half = len(articles) // 2
     for _ in range(args.scale_rounds):
-        one = throughput(new(WORKER), articles, args.timeout)
+        with new(WORKER) as run:
+            one = throughput(run, articles, args.timeout)
         one_rate = one.formed_rate or one.rate
         print(f"scale-out   1 worker     {one.describe()}")
         for processes in scaled:
-            drain = throughput(new(WORKER, processes=processes), articles, args.timeout)
+            with new(WORKER, processes=processes) as run:
+                drain = throughput(run, articles, args.timeout)
             formed = (drain.formed_rate or drain.rate) / one_rate
             scaled[processes].append((formed, drain.rate / one.rate))
             print(
@@ -564,9 +580,8 @@ def main() -> None:
             )
         # What the machine gives two workers that share no index: what two workers lose
         # beyond that is the cost of sharing one.
-        together = apart(
-            [new(WORKER), new(WORKER)], [articles[:half], articles[half:]], args.timeout
-        )
+        with new(WORKER) as first, new(WORKER) as second:
+            together = apart([first, second], [articles[:half], articles[half:]], args.timeout)
         if together is None:
             print("scale-out   2 workers apart: they were not at work at the same time")
         else:

@@ -29,8 +29,18 @@ async def run(args: argparse.Namespace) -> None:
         await admin.create_topics([NewTopic(topic, 4, 1)])
     finally:
         await admin.close()
-    async with producer(Settings(kafka_bootstrap=args.kafka), linger_ms=0, idempotent=True) as out:
-        await measure(out, topic, args)
+    try:
+        async with producer(
+            Settings(kafka_bootstrap=args.kafka), linger_ms=0, idempotent=True
+        ) as out:
+            await measure(out, topic, args)
+    finally:  # (a broker that keeps every run's records fills its disk)
+        admin = AIOKafkaAdminClient(bootstrap_servers=args.kafka)
+        await admin.start()
+        try:
+            await admin.delete_topics([topic])
+        finally:
+            await admin.close()
 
 
 async def measure(out: AIOKafkaProducer, topic: str, args: argparse.Namespace) -> None:

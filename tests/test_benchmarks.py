@@ -13,6 +13,7 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 import redis
+from aiokafka.admin import AIOKafkaAdminClient
 
 from benchmarks.bench_end_to_end import context_switches, formed_rate
 from benchmarks.redis_state import script_stats
@@ -31,6 +32,30 @@ def run(module: str, *args: str) -> str:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
+
+
+def topics(kafka: str) -> set[str]:
+    async def listed() -> set[str]:
+        admin = AIOKafkaAdminClient(bootstrap_servers=kafka)
+        await admin.start()
+        try:
+            return set(await admin.list_topics())
+        finally:
+            await admin.close()
+
+    return asyncio.run(listed())
+
+
+def left_behind(kafka: str, before: set[str]) -> set[str]:
+    """The topics made since `before` that are still there a few seconds on (a deletion
+    reaches the broker's metadata a moment after it is made), but for Kafka's own (such as
+    `__transaction_state`, made at the first transaction)."""
+    deadline = time.monotonic() + 10
+    while True:
+        new = {name for name in topics(kafka) - before if not name.startswith("__")}
+        if not new or time.monotonic() > deadline:
+            return new
+        time.sleep(0.5)
 
 
 def test_bench_fingerprint() -> None:
@@ -79,6 +104,7 @@ def test_bench_stages(redis_url: str) -> None:
 
 
 def test_bench_send(kafka_bootstrap: str) -> None:
+    before = topics(kafka_bootstrap)
     out = run(
         "bench_send",
         "--kafka",
@@ -91,9 +117,11 @@ def test_bench_send(kafka_bootstrap: str) -> None:
         "1",
     )
     assert re.search(r"round 1 send_all's CPU \d+\.\d\dx send's", out)
+    assert left_behind(kafka_bootstrap, before) == set()
 
 
 def test_bench_end_to_end(kafka_bootstrap: str, redis_url: str) -> None:
+    before = topics(kafka_bootstrap)
     out = run(
         "bench_end_to_end",
         "--articles",
@@ -122,6 +150,7 @@ def test_bench_end_to_end(kafka_bootstrap: str, redis_url: str) -> None:
     # the machine before and after: its speed at a Python loop and at fingerprinting
     assert out.count("additions in a Python loop took") == 2
     assert len(re.findall(r"fingerprinting [\d,]+ articles took [\d.]+ us each", out)) == 2
+    assert left_behind(kafka_bootstrap, before) == set()  # each run's topics deleted
 
 
 def test_context_switches_count_a_process_s_waits() -> None:

@@ -68,6 +68,22 @@ class Tenant:
     def create_topics(self) -> None:
         asyncio.run(ensure_topics(self.settings))
 
+    def delete_topics(self) -> None:
+        """Delete the tenant's topics: its own and those faust made for its app id. A broker
+        that keeps every run's topics fills its disk and carries ever more partitions."""
+        asyncio.run(_delete_topics(self.kafka, (f"{self.name}.", f"{self.settings.app_id}-")))
+
+
+async def _delete_topics(kafka: str, prefixes: tuple[str, ...]) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka)
+    await admin.start()
+    try:
+        names = [t for t in await admin.list_topics() if t.startswith(prefixes)]
+        if names:
+            await admin.delete_topics(names)
+    finally:
+        await admin.close()
+
 
 _ASSIGNED = "Setting newly assigned partitions"
 
