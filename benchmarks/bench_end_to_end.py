@@ -22,6 +22,9 @@ passthrough and a faust passthrough through the same broker, in one run.
    as the first process to join the group drains every partition alone until the others
    have joined. Then two workers apart, each with its own topics and index and half of the
    articles, while both were at work: what the machine gives two workers that share nothing.
+   Then one, two and four workers again, each held to a share of a core (`--worker-cpu`, a
+   CPU quota per process, as a container's CPU limit): workers with CPU of their own, the
+   cores left to Redis and Kafka. Needs root and writable CPU control groups; else skipped.
 
 Needs Kafka and Redis (`bash stack/local-stack.sh up`). Each run starts on an emptied Redis
 database (`--redis-url`, db 13 by default) with no AOF rewrite pending.
@@ -39,7 +42,7 @@ import statistics
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +52,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
+from benchmarks.cpu_quota import CpuQuota, available
 from benchmarks.redis_state import fresh, script_stats
 from tests.support.corpus import make_articles
 from tests.support.tenant import Tenant, WorkerProcess
@@ -157,13 +161,16 @@ class Run:
         command: tuple[str, ...],
         processes: int = 1,
         env: dict[str, str] | None = None,
+        cores_each: float | None = None,
     ) -> None:
+        """`cores_each`: each process held to that share of a core (CpuQuota)."""
         asyncio.run(fresh(redis_url))
         self.tenant = Tenant(kafka, redis_url, f"bench{uuid.uuid4().hex[:6]}", dict(env or {}))
         self.tenant.create_topics()
         asyncio.run(stamp_on_append(kafka, self.tenant.settings))
         self.logs, self.command, self.processes = logs, command, processes
         self.started: list[WorkerProcess] = []
+        self.quota = CpuQuota(cores_each) if cores_each is not None else None
 
     @property
     def outputs(self) -> list[str]:
@@ -177,6 +184,8 @@ class Run:
         for i in range(self.processes):
             log = self.logs / f"{self.tenant.name}-{i}.log"
             self.started.append(WorkerProcess(self.tenant, log, self.command))
+            if self.quota is not None:
+                self.quota.hold(self.started[-1].proc.pid, i)
 
     def wait_ready(self) -> None:
         for process in self.started:
@@ -194,6 +203,8 @@ class Run:
         state, and a machine's disk does not fill with runs' records."""
         self.stop()
         self.tenant.delete_topics()
+        if self.quota is not None:
+            self.quota.remove()
 
 
 async def stamp_on_append(kafka: str, settings: Settings) -> None:
@@ -489,6 +500,13 @@ def main() -> None:
     parser.add_argument(
         "--scale-rounds", type=int, default=2, help="rounds of 1, 2 and 4 workers in turn"
     )
+    parser.add_argument(
+        "--worker-cpu",
+        type=float,
+        default=0.35,
+        help="the share of a core each worker is held to in the second scale-out (two such "
+        "workers, Redis and Kafka fit in two cores)",
+    )
     args = parser.parse_args()
 
     articles = make_articles(args.articles)
@@ -502,8 +520,13 @@ def main() -> None:
     )
     print(f"machine     {os.cpu_count()} cores; before: {machine_state(articles)}")
 
-    def new(command: tuple[str, ...], processes: int = 1, env: dict[str, str] | None = None) -> Run:
-        return Run(args.kafka, args.redis_url, logs, command, processes, env)
+    def new(
+        command: tuple[str, ...],
+        processes: int = 1,
+        env: dict[str, str] | None = None,
+        cores_each: float | None = None,
+    ) -> Run:
+        return Run(args.kafka, args.redis_url, logs, command, processes, env, cores_each)
 
     # A broker just started runs slower for a minute or so (its JVM compiles as it goes), and
     # it would slow whichever run came first: warm it up with a passthrough run, not reported.
@@ -559,29 +582,51 @@ def main() -> None:
             f"{WARM_UP_S:.0f} s of warm-up: p50 {p50:6.1f} ms   p99 {p99:6.1f} ms"
         )
 
-    # Ratios of the rates once every worker had its partitions (Drain.formed_rate), and of the
-    # rates from the first output, forming the group included.
+    scale_out(new, articles, args.scale_rounds, args.timeout)
+    if available():
+        scale_out(new, articles, args.scale_rounds, args.timeout, args.worker_cpu)
+    else:
+        print("scale-out   held to a share of a core: skipped (no writable CPU control group)")
+    print(
+        f"machine     after: {machine_state(articles)} (a busy or slow machine: every figure lower)"
+    )
+
+
+def scale_out(
+    new: Callable[..., Run],
+    articles: list[dict[str, Any]],
+    rounds: int,
+    timeout: float,
+    cores_each: float | None = None,
+) -> None:
+    """One, two and four workers in turn, `rounds` times, each ratio to the one worker of its
+    round: of the rates once every worker had its partitions (Drain.formed_rate), and of the
+    rates from the first output, forming the group included. Without `cores_each`, then two
+    workers apart; with it, each worker is held to that share of a core."""
+    held = "" if cores_each is None else f", {cores_each:g} core each"
     scaled: dict[int, list[tuple[float, float]]] = {2: [], 4: []}
     separate: list[float] = []
     half = len(articles) // 2
-    for _ in range(args.scale_rounds):
-        with new(WORKER) as run:
-            one = throughput(run, articles, args.timeout)
+    for _ in range(rounds):
+        with new(WORKER, cores_each=cores_each) as run:
+            one = throughput(run, articles, timeout)
         one_rate = one.formed_rate or one.rate
-        print(f"scale-out   1 worker     {one.describe()}")
+        print(f"scale-out   1 worker{held}  {one.describe()}")
         for processes in scaled:
-            with new(WORKER, processes=processes) as run:
-                drain = throughput(run, articles, args.timeout)
+            with new(WORKER, processes=processes, cores_each=cores_each) as run:
+                drain = throughput(run, articles, timeout)
             formed = (drain.formed_rate or drain.rate) / one_rate
             scaled[processes].append((formed, drain.rate / one.rate))
             print(
-                f"scale-out   {processes} workers    {drain.describe()} ({formed:.2f}x one "
+                f"scale-out   {processes} workers{held}  {drain.describe()} ({formed:.2f}x one "
                 f"worker once formed; {drain.rate / one.rate:.2f}x from the first output)"
             )
+        if cores_each is not None:
+            continue
         # What the machine gives two workers that share no index: what two workers lose
         # beyond that is the cost of sharing one.
         with new(WORKER) as first, new(WORKER) as second:
-            together = apart([first, second], [articles[:half], articles[half:]], args.timeout)
+            together = apart([first, second], [articles[:half], articles[half:]], timeout)
         if together is None:
             print("scale-out   2 workers apart: they were not at work at the same time")
         else:
@@ -592,16 +637,13 @@ def main() -> None:
                 f"({together / one_rate:.2f}x one worker once formed)"
             )
     print(
-        f"scale-out   median of {args.scale_rounds} rounds: "
+        f"scale-out   median of {rounds} rounds{held}: "
         + ", ".join(
             f"{n} workers {statistics.median(f for f, _ in r):.2f}x one once formed, "
             f"{statistics.median(a for _, a in r):.2f}x from the first output"
             for n, r in scaled.items()
         )
         + (f"; 2 workers apart {statistics.median(separate):.2f}x" if separate else "")
-    )
-    print(
-        f"machine     after: {machine_state(articles)} (a busy or slow machine: every figure lower)"
     )
 
 
