@@ -53,7 +53,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from benchmarks.cpu_quota import CpuQuota, available
-from benchmarks.redis_state import fresh, script_stats
+from benchmarks.redis_state import aof_rewrites, fresh, script_stats
 from tests.support.corpus import make_articles
 from tests.support.tenant import Tenant, WorkerProcess
 from worker.settings import Settings
@@ -430,18 +430,22 @@ def latency(
     rate: float,
     timeout: float,
     warm_up: float = WARM_UP_S,
-) -> tuple[float, float]:
+) -> tuple[float, float, int]:
     """p50 and p99 in ms from the broker's appending an article to the input topic to its
     appending the article's first output (their timestamps: stamp_on_append), at a steady
     `rate`, for the articles in after the first `warm_up` seconds (connections, first
-    batches). The topics are read once the processes are done with every article."""
+    batches), and how many times Redis rewrote its append-only file meanwhile (a forked
+    process writing the whole index, on the same cores: a slow stretch). The topics are read
+    once the processes are done with every article."""
     topic = run.tenant.settings.input_topic
+    rewrites = asyncio.run(aof_rewrites(run.tenant.redis_url))
     try:
         run.start()
         asyncio.run(produce(run.tenant.kafka, topic, articles, rate))
         asyncio.run(wait_for_drain(run.tenant, timeout))
     finally:
         run.stop()
+    rewrites = asyncio.run(aof_rewrites(run.tenant.redis_url)) - rewrites
     records = asyncio.run(consume(run.tenant.kafka, run.outputs, len(articles), timeout))
     inputs = asyncio.run(consume(run.tenant.kafka, [topic], len(articles), timeout))
     arrived = {key: stamp for stamp, key in inputs}
@@ -451,7 +455,7 @@ def latency(
         if key is not None:
             out.setdefault(key, stamp)
     delays = sorted(stamp - arrived[key] for key, stamp in out.items() if arrived[key] >= since)
-    return statistics.median(delays), delays[int(0.99 * (len(delays) - 1))]
+    return statistics.median(delays), delays[int(0.99 * (len(delays) - 1))], rewrites
 
 
 def machine_state(articles: list[dict[str, Any]]) -> str:
@@ -576,10 +580,11 @@ def main() -> None:
         count = max(100, int(rate * (args.latency_seconds + WARM_UP_S)))
         steady = articles[:count] if count <= len(articles) else make_articles(count)
         with new(command, env=env) as run:
-            p50, p99 = latency(run, steady, rate, args.timeout)
+            p50, p99, rewrites = latency(run, steady, rate, args.timeout)
         print(
             f"latency     {name:<12} at {rate:7,.0f}/s for {args.latency_seconds:.0f} s after "
-            f"{WARM_UP_S:.0f} s of warm-up: p50 {p50:6.1f} ms   p99 {p99:6.1f} ms"
+            f"{WARM_UP_S:.0f} s of warm-up: p50 {p50:6.1f} ms   p99 {p99:6.1f} ms; Redis "
+            f"rewrote its append-only file {rewrites} times meanwhile"
         )
 
     scale_out(new, articles, args.scale_rounds, args.timeout)

@@ -47,6 +47,15 @@ async def wipe(client: Client) -> None:
         await asyncio.sleep(0.5)
 
 
+async def aof_rewrites(url: str) -> int:
+    """How many times the Redis server has rewritten its append-only file since it started."""
+    client = aioredis.Redis.from_url(url)
+    try:
+        return int((await client.info("persistence")).get("aof_rewrites", 0))
+    finally:
+        await client.aclose()
+
+
 SCRIPT_COMMANDS = ("cmdstat_evalsha", "cmdstat_eval", "cmdstat_fcall")
 
 

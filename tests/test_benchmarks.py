@@ -17,7 +17,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 
 from benchmarks import cpu_quota
 from benchmarks.bench_end_to_end import context_switches, formed_rate
-from benchmarks.redis_state import script_stats
+from benchmarks.redis_state import aof_rewrites, script_stats
 from tests.support import ROOT
 from tests.support.tenant import assignment_times
 from worker import defaults
@@ -140,7 +140,8 @@ def test_bench_end_to_end(kafka_bootstrap: str, redis_url: str) -> None:
     )
     assert "worker / passthrough" in out
     assert "exactly-once / worker" in out
-    assert "p99" in out
+    latencies = re.findall(r"p99 +[\d.]+ ms; Redis rewrote its append-only file \d+ times", out)
+    assert len(latencies) == 3  # the passthrough, the worker, exactly-once
     assert "2 workers" in out
     assert "x one worker once formed" in out
     assert "/s once every process had its partitions" in out
@@ -180,6 +181,22 @@ def test_script_stats_count_the_server_s_script_calls(redis_url: str) -> None:
     after, spent = asyncio.run(script_stats(redis_url))
     assert after == calls + 2
     assert spent > 0
+
+
+def test_aof_rewrites_count_the_server_s_rewrites(redis_url: str) -> None:
+    rewrites = asyncio.run(aof_rewrites(redis_url))
+    client = redis.Redis.from_url(redis_url)
+    try:
+        client.bgrewriteaof()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            state = client.info("persistence")
+            if not (state["aof_rewrite_in_progress"] or state["aof_rewrite_scheduled"]):
+                break
+            time.sleep(0.1)
+    finally:
+        client.close()
+    assert asyncio.run(aof_rewrites(redis_url)) == rewrites + 1
 
 
 class _Assigned:
