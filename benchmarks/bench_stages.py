@@ -23,7 +23,7 @@ import random
 import time
 
 from benchmarks.bench_index import random_probes, server_cpu_s
-from benchmarks.redis_state import settle, wipe
+from benchmarks.redis_state import aof_size, settle, wipe
 from tests.support.corpus import make_articles
 from worker import wiring
 from worker.index.redis import RedisIndex, scripts
@@ -52,7 +52,7 @@ async def run(args: argparse.Namespace) -> None:
 
     spent = dict.fromkeys(STAGES, 0.0)
     clock = time.process_time
-    cpu_before = await server_cpu_s(client)
+    cpu_before, aof_before = await server_cpu_s(client), await aof_size(client)
     for start in range(args.docs, len(values), BATCH):
         batch = values[start : start + BATCH]
         t = clock()
@@ -97,6 +97,7 @@ async def run(args: argparse.Namespace) -> None:
             )
         spent["messages"] += clock() - t
     redis_us = (await server_cpu_s(client) - cpu_before) / args.measure * 1e6
+    aof = growth(aof_before, await aof_size(client), args.measure)
     await wipe(client)
     await client.aclose()
 
@@ -106,7 +107,10 @@ async def run(args: argparse.Namespace) -> None:
         "worker CPU per article (us):"
     )
     print("  " + "  ".join(f"{stage} {us:.1f}" for stage, us in per_article.items()))
-    print(f"  total {sum(per_article.values()):.1f} us;  Redis CPU per article {redis_us:.1f} us")
+    print(
+        f"  total {sum(per_article.values()):.1f} us;  Redis CPU per article {redis_us:.1f} us; "
+        f"its append-only file {aof}"
+    )
 
     client = connect(args.redis_url)
     since = await since_read(client, settings, args.docs, args.trials)
@@ -118,6 +122,15 @@ async def run(args: argparse.Namespace) -> None:
         "batch's read and its calls: "
         + ", ".join(f"{others} {us:.1f} us" for others, us in since.items())
     )
+
+
+def growth(before: tuple[int, int] | None, after: tuple[int, int] | None, articles: int) -> str:
+    """What Redis's append-only file grew by per article (its writes, as it logs them)."""
+    if before is None or after is None:
+        return "(none kept)"
+    if after[1] != before[1]:
+        return "(rewritten meanwhile: not measured)"
+    return f"grew {(after[0] - before[0]) / articles:.0f} bytes per article"
 
 
 async def since_read(

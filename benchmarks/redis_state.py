@@ -47,6 +47,15 @@ async def wipe(client: Client) -> None:
         await asyncio.sleep(0.5)
 
 
+async def aof_size(client: Client) -> tuple[int, int] | None:
+    """The size of Redis's append-only file and how many times it was rewritten (None: Redis
+    keeps none)."""
+    info = await client.info("persistence")
+    if not info["aof_enabled"]:
+        return None
+    return int(info["aof_current_size"]), int(info["aof_rewrites"])
+
+
 async def aof_rewrites(url: str) -> int:
     """How many times the Redis server has rewritten its append-only file since it started."""
     client = aioredis.Redis.from_url(url)

@@ -101,6 +101,7 @@ def test_bench_stages(redis_url: str) -> None:
         redis_url.rsplit("/", 1)[0] + "/12",
     )
     assert "Redis CPU per article" in out
+    assert re.search(r"append-only file (grew \d+ bytes per article|\(none kept\))", out)
     assert re.search(r"read and its calls: 0 [0-9.]+ us, 50 [0-9.]+ us, .* 400 [0-9.]+ us", out)
 
 
