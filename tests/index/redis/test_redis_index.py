@@ -119,10 +119,12 @@ async def assert_only_bookkeeping_left(client: aioredis.Redis, namespace: str) -
     [pigeonhole(3), multi_index(7, 3), sampled(5, 6, 12)],
     ids=lambda layout: layout.name(),
 )
+@pytest.mark.parametrize("renew", [False, True], ids=["", "renewing"])
 async def test_forgetting_every_article_leaves_no_entry_behind(
-    redis_client: aioredis.Redis, layout: Layout
+    redis_client: aioredis.Redis, layout: Layout, renew: bool
 ) -> None:
-    index = RedisIndex(redis_client, "tidy", layout)
+    # (renewing: the near copies renew their originals, inserted earlier in the same call)
+    index = RedisIndex(redis_client, "tidy", layout, renew_on_match=renew)
     rng = random.Random(5)
     fps = [rng.getrandbits(64) for _ in range(200)]
     probes = [probe(f"a{i}", fp) for i, fp in enumerate(fps)]

@@ -182,6 +182,38 @@ local seen_at = now_s * 1000 + math.floor(tonumber(now[2]) / 1000)
 -- Articles alive since before this second have expired: they no longer match.
 local cutoff = retention > 0 and now_s - retention or nil
 
+-- The counter, the ring's entries and the ids of this call's new entries are written at once
+-- (flush): one command each for the call rather than three per article. Until then only this
+-- call reads them (from `pending`); whatever may remove an entry flushes first.
+local written = first_seq  -- the counter as Redis holds it
+local pending = {ring = {}, ids = {}, owner = {}}  -- entries written+1 on; seq -> id
+
+local function flush()
+  if counter == written then return end
+  local blob, from = table.concat(pending.ring), recent_offset(written + 1)
+  local room = RECENT_SLOTS * ENTRY - from
+  redis.call('SETRANGE', KEYS[5], from, string.sub(blob, 1, room))
+  if #blob > room then redis.call('SETRANGE', KEYS[5], 0, string.sub(blob, room + 1)) end
+  for i = 1, #pending.ids, 1000 do
+    redis.call('HSET', KEYS[3], unpack(pending.ids, i, math.min(i + 999, #pending.ids)))
+  end
+  redis.call('SET', KEYS[6], string.format('%d', counter))
+  written, pending = counter, {ring = {}, ids = {}, owner = {}}
+end
+
+-- A new entry numbered counter + 1 for article `id`, in its buckets (`names`) now and in the
+-- ring and the ids at the next flush. Returns its sequence number (4 bytes) and the entry.
+local function add_entry(id, fp, names)
+  counter = counter + 1
+  local seq = struct.pack('>I4', counter)
+  local entry = fp .. seq .. struct.pack('>I4', now_s)
+  for _, name in ipairs(names) do redis.call('APPEND', name, entry) end
+  pending.ring[#pending.ring + 1] = entry
+  pending.ids[#pending.ids + 1], pending.ids[#pending.ids + 2] = seq, id
+  pending.owner[seq] = id
+  return seq, entry
+end
+
 -- The arguments of the article that start at ARGV[a], and where the next article's start.
 local function parse_article(a)
   local art = {id = ARGV[a], content = ARGV[a + 1], fp = ARGV[a + 2], sketch = ARGV[a + 3],
@@ -348,6 +380,7 @@ local function judge(art, list)
   for i = 1, n_judged do seqs[i] = struct.pack('>I4', list[i].seq) end
   local owners = redis.call('HMGET', KEYS[3], unpack(seqs))
   for i = 1, n_judged do
+    owners[i] = owners[i] or pending.owner[seqs[i]]
     if owners[i] then owned[#owned + 1] = owners[i] end
   end
   local records = #owned > 0 and redis.call('HMGET', KEYS[1], unpack(owned)) or {}
@@ -413,9 +446,11 @@ local function search_since(art, since)
   -- Whether the entry at blob[at] is still in its ring slot: one read earlier in this call,
   -- or this call's own, may have been removed or renewed since.
   local function still_in_ring(blob, at)
-    local offset = recent_offset(struct.unpack('>I4', blob, at + ENTRY_SEQ))
-    return redis.call('GETRANGE', KEYS[5], offset, offset + ENTRY - 1)
-      == string.sub(blob, at, at + ENTRY - 1)
+    local number = struct.unpack('>I4', blob, at + ENTRY_SEQ)
+    local entry = string.sub(blob, at, at + ENTRY - 1)
+    if number > written then return pending.ring[number - written] == entry end
+    local offset = recent_offset(number)
+    return redis.call('GETRANGE', KEYS[5], offset, offset + ENTRY - 1) == entry
   end
   local blob = ring.blob
   local function compare(at)
@@ -541,6 +576,7 @@ local function replay_or_replace(art)
     end
   end
   if not record then return nil, 0 end
+  flush()
   keep_gone(gone_prefix, gone_window, art.id, record)
   remove_article(KEYS, prefix, art.id, record)
   return nil, 1
@@ -553,6 +589,7 @@ local function exact_match(art)
   local original = redis.call('HGET', KEYS[1], exact_id)
   if not original then return nil end
   if cutoff and rec_alive_s(original) < cutoff then
+    flush()
     remove_article(KEYS, prefix, exact_id, original, cutoff)
     return nil
   end
@@ -574,14 +611,9 @@ end
 local function insert(id, content, fp, keys)
   redis.call('HSETNX', KEYS[2], content, id)
   if fp == '' then return ZERO4 end
-  local number = redis.call('INCR', KEYS[6])
-  counter = number
-  local seq = struct.pack('>I4', number)
-  local entry = fp .. seq .. struct.pack('>I4', now_s)
-  for j, t in ipairs(tables) do redis.call('APPEND', bucket(t, keys[j]), entry) end
-  redis.call('SETRANGE', KEYS[5], recent_offset(number), entry)
-  redis.call('HSET', KEYS[3], seq, id)
-  return seq, entry
+  local names = {}
+  for j, t in ipairs(tables) do names[j] = bucket(t, keys[j]) end
+  return add_entry(id, fp, names)
 end
 
 -- The article starts its retention again: it moves to the end of its buckets, with a new
@@ -591,17 +623,11 @@ local function renew(id)
   if not record then return end
   local seq = rec_seq(record)
   if seq ~= ZERO4 then
+    flush()
     unindex(KEYS, prefix, record)
-    local number = redis.call('INCR', KEYS[6])
-    counter = number
-    seq = struct.pack('>I4', number)
-    local entry = rec_fingerprint(record) .. seq .. struct.pack('>I4', now_s)
+    local fp, entry = rec_fingerprint(record), nil
     local spec = redis.call('HGET', KEYS[4], 'tables')
-    for _, name in ipairs(bucket_keys_of(spec, rec_fingerprint(record), prefix)) do
-      redis.call('APPEND', name, entry)
-    end
-    redis.call('SETRANGE', KEYS[5], recent_offset(number), entry)
-    redis.call('HSET', KEYS[3], seq, id)
+    seq, entry = add_entry(id, fp, bucket_keys_of(spec, fp, prefix))
     renewed[#renewed + 1] = entry
   end
   redis.call('HSET', KEYS[1], id, string.sub(record, 1, REC.seq - 1) .. seq
@@ -658,6 +684,7 @@ local replies, a = {}, calls_from + 2 * tonumber(ARGV[after_tables + 3])
 while a <= #ARGV do
   replies[#replies + 1], a = decide(#replies + 1, a)
 end
+flush()
 if record_key ~= '' then
   local held = {struct.pack('>I4I4I2', first_seq, counter, #replies)}
   for place = 1, #replies do
