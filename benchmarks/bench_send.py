@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from tests.support.tenant import delete_topics
 from worker.settings import Settings
 from worker.stream.kafka import Message, producer, send_all
 
@@ -35,12 +36,7 @@ async def run(args: argparse.Namespace) -> None:
         ) as out:
             await measure(out, topic, args)
     finally:  # (a broker that keeps every run's records fills its disk)
-        admin = AIOKafkaAdminClient(bootstrap_servers=args.kafka)
-        await admin.start()
-        try:
-            await admin.delete_topics([topic])
-        finally:
-            await admin.close()
+        await delete_topics(args.kafka, (topic,))
 
 
 async def measure(out: AIOKafkaProducer, topic: str, args: argparse.Namespace) -> None:

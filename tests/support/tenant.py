@@ -71,10 +71,11 @@ class Tenant:
     def delete_topics(self) -> None:
         """Delete the tenant's topics: its own and those faust made for its app id. A broker
         that keeps every run's topics fills its disk and carries ever more partitions."""
-        asyncio.run(_delete_topics(self.kafka, (f"{self.name}.", f"{self.settings.app_id}-")))
+        asyncio.run(delete_topics(self.kafka, (f"{self.name}.", f"{self.settings.app_id}-")))
 
 
-async def _delete_topics(kafka: str, prefixes: tuple[str, ...]) -> None:
+async def delete_topics(kafka: str, prefixes: tuple[str, ...]) -> None:
+    """Delete every topic whose name starts with one of `prefixes`."""
     admin = AIOKafkaAdminClient(bootstrap_servers=kafka)
     await admin.start()
     try:

@@ -625,8 +625,9 @@ local function renew(id)
   if seq ~= ZERO4 then
     flush()
     unindex(KEYS, prefix, record)
-    local fp, entry = rec_fingerprint(record), nil
+    local fp = rec_fingerprint(record)
     local spec = redis.call('HGET', KEYS[4], 'tables')
+    local entry
     seq, entry = add_entry(id, fp, bucket_keys_of(spec, fp, prefix))
     renewed[#renewed + 1] = entry
   end
