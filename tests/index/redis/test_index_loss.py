@@ -18,6 +18,7 @@ from tests.support.factories import BASE, flip, probe, sketch_agreeing
 from worker.errors import LayoutMismatch
 from worker.index.memory import MemoryIndex
 from worker.index.redis import RedisIndex
+from worker.index.redis.keys import NamespaceKeys
 from worker.layout.tables import multi_index, pigeonhole
 from worker.model import Kind, Probe
 
@@ -87,6 +88,25 @@ async def test_a_worker_goes_on_after_the_index_was_emptied(
     [v] = await worker.check_and_insert([probe("z", flip(BASE, [1]), content="new text of z")])
     assert v.replaced
     assert said
+
+
+@pytest.mark.parametrize("same_call", [False, True])
+async def test_a_text_whose_first_record_was_lost_is_matched_exactly_again(
+    redis_client: aioredis.Redis, same_call: bool
+) -> None:
+    """A record lost on its own (a hand-made deletion, an evicted hash) leaves its text's
+    content hash naming it: the next article with that text takes the hash over, and a
+    later copy is an exact copy of it."""
+    index = RedisIndex(redis_client, f"lost-record-{same_call}", LAYOUT)
+    await index.check_and_insert([probe("a", BASE)])
+    await redis_client.hdel(NamespaceKeys(f"lost-record-{same_call}").docs, "a")
+    b, c = probe("b", BASE, content="text of a"), probe("c", BASE, content="text of a")
+    if same_call:
+        first, copy = await index.check_and_insert([b, c])
+    else:
+        [first], [copy] = await index.check_and_insert([b]), await index.check_and_insert([c])
+    assert first.kind is Kind.UNIQUE
+    assert (copy.kind, copy.duplicate_of) == (Kind.EXACT, "b")
 
 
 async def test_after_a_flush_a_worker_with_another_layout_cannot_mix_layouts(

@@ -182,23 +182,52 @@ local seen_at = now_s * 1000 + math.floor(tonumber(now[2]) / 1000)
 -- Articles alive since before this second have expired: they no longer match.
 local cutoff = retention > 0 and now_s - retention or nil
 
--- The counter, the ring's entries and the ids of this call's new entries are written at once
--- (flush): one command each for the call rather than three per article. Until then only this
--- call reads them (from `pending`); whatever may remove an entry flushes first.
+-- What the call writes is written at once (flush): the counter, the ring's entries, the ids
+-- of its new entries, the records and the exact hashes, one command each for the call rather
+-- than five per article. Until then only this call reads them (from `pending`: record_of(),
+-- first_with()); whatever may remove an entry flushes first.
 local written = first_seq  -- the counter as Redis holds it
-local pending = {ring = {}, ids = {}, owner = {}}  -- entries written+1 on; seq -> id
+local function nothing_pending()
+  -- ring: entries written+1 on; ids, docs, exact: field, value, ...; owner: seq -> id;
+  -- doc: id -> record; first: content hash -> id
+  return {ring = {}, ids = {}, owner = {}, docs = {}, doc = {}, exact = {}, first = {}}
+end
+local pending = nothing_pending()
+
+-- HSET of many fields, in chunks (Lua's unpack has a limit).
+local function hset_all(key, pairs_)
+  for i = 1, #pairs_, 1000 do
+    redis.call('HSET', key, unpack(pairs_, i, math.min(i + 999, #pairs_)))
+  end
+end
 
 local function flush()
-  if counter == written then return end
-  local blob, from = table.concat(pending.ring), recent_offset(written + 1)
-  local room = RECENT_SLOTS * ENTRY - from
-  redis.call('SETRANGE', KEYS[5], from, string.sub(blob, 1, room))
-  if #blob > room then redis.call('SETRANGE', KEYS[5], 0, string.sub(blob, room + 1)) end
-  for i = 1, #pending.ids, 1000 do
-    redis.call('HSET', KEYS[3], unpack(pending.ids, i, math.min(i + 999, #pending.ids)))
+  if counter > written then
+    local blob, from = table.concat(pending.ring), recent_offset(written + 1)
+    local room = RECENT_SLOTS * ENTRY - from
+    redis.call('SETRANGE', KEYS[5], from, string.sub(blob, 1, room))
+    if #blob > room then redis.call('SETRANGE', KEYS[5], 0, string.sub(blob, room + 1)) end
+    hset_all(KEYS[3], pending.ids)
+    redis.call('SET', KEYS[6], string.format('%d', counter))
   end
-  redis.call('SET', KEYS[6], string.format('%d', counter))
-  written, pending = counter, {ring = {}, ids = {}, owner = {}}
+  hset_all(KEYS[1], pending.docs)
+  hset_all(KEYS[2], pending.exact)
+  written, pending = counter, nothing_pending()
+end
+
+-- Article `id`'s record, as written or pending (nil: none).
+local function record_of(id)
+  return pending.doc[id] or redis.call('HGET', KEYS[1], id) or nil
+end
+
+local function set_record(id, rec)
+  pending.doc[id] = rec
+  pending.docs[#pending.docs + 1], pending.docs[#pending.docs + 2] = id, rec
+end
+
+-- The id of the first article with content hash `content`, as written or pending (nil: none).
+local function first_with(content)
+  return pending.first[content] or redis.call('HGET', KEYS[2], content) or nil
 end
 
 -- A new entry numbered counter + 1 for article `id`, in its buckets (`names`) now and in the
@@ -384,6 +413,7 @@ local function judge(art, list)
     if owners[i] then owned[#owned + 1] = owners[i] end
   end
   local records = #owned > 0 and redis.call('HMGET', KEYS[1], unpack(owned)) or {}
+  for i, owner in ipairs(owned) do records[i] = pending.doc[owner] or records[i] end
   local next_record = 0
   for i = 1, n_judged do
     local c, seq, owner, record = list[i], seqs[i], owners[i], false
@@ -565,9 +595,9 @@ end
 -- position). New text: the old article is removed (and kept). Returns the reply (or nil) and
 -- whether the id was replaced.
 local function replay_or_replace(art)
-  local record = redis.call('HGET', KEYS[1], art.id)
-  if record and rec_content(record) == art.content then
-    return reply_from(record, 1, 0, 0, 0), 0
+  local held = record_of(art.id)
+  if held and rec_content(held) == art.content then
+    return reply_from(held, 1, 0, 0, 0), 0
   end
   if art.position ~= NO_POSITION then
     local gone = redis.call('GET', gone_prefix .. art.id)
@@ -575,18 +605,18 @@ local function replay_or_replace(art)
       return reply_from(gone, 1, 0, 0, 0), 0
     end
   end
-  if not record then return nil, 0 end
+  if not held then return nil, 0 end
   flush()
-  keep_gone(gone_prefix, gone_window, art.id, record)
-  remove_article(KEYS, prefix, art.id, record)
+  keep_gone(gone_prefix, gone_window, art.id, held)
+  remove_article(KEYS, prefix, art.id, held)
   return nil, 1
 end
 
 -- The first article with the same content, unless it has expired (then it is removed).
 local function exact_match(art)
-  local exact_id = redis.call('HGET', KEYS[2], art.content)
+  local exact_id = first_with(art.content)
   if not exact_id then return nil end
-  local original = redis.call('HGET', KEYS[1], exact_id)
+  local original = record_of(exact_id)
   if not original then return nil end
   if cutoff and rec_alive_s(original) < cutoff then
     flush()
@@ -605,34 +635,36 @@ local function near_match(art)
   return search_buckets(art)
 end
 
--- Index an article: its content hash (unless another has it), and with a fingerprint an
+-- Index an article that exact_match found no live article for: its content hash is now its
+-- (a hash naming an article whose record is lost is taken over), and with a fingerprint an
 -- entry in every table and in the ring. Returns its sequence number (4 bytes; zeros without
 -- a fingerprint) and its entry (nil without).
-local function insert(id, content, fp, keys)
-  redis.call('HSETNX', KEYS[2], content, id)
-  if fp == '' then return ZERO4 end
+local function insert(art)
+  pending.first[art.content] = art.id
+  pending.exact[#pending.exact + 1], pending.exact[#pending.exact + 2] = art.content, art.id
+  if art.fp == '' then return ZERO4 end
   local names = {}
-  for j, t in ipairs(tables) do names[j] = bucket(t, keys[j]) end
-  return add_entry(id, fp, names)
+  for j, t in ipairs(tables) do names[j] = bucket(t, art.keys[j]) end
+  return add_entry(art.id, art.fp, names)
 end
 
 -- The article starts its retention again: it moves to the end of its buckets, with a new
 -- sequence number.
 local function renew(id)
-  local record = redis.call('HGET', KEYS[1], id)
-  if not record then return end
-  local seq = rec_seq(record)
+  local held = record_of(id)
+  if not held then return end
+  local seq = rec_seq(held)
   if seq ~= ZERO4 then
     flush()
-    unindex(KEYS, prefix, record)
-    local fp = rec_fingerprint(record)
+    unindex(KEYS, prefix, held)
+    local fp = rec_fingerprint(held)
     local spec = redis.call('HGET', KEYS[4], 'tables')
     local entry
     seq, entry = add_entry(id, fp, bucket_keys_of(spec, fp, prefix))
     renewed[#renewed + 1] = entry
   end
-  redis.call('HSET', KEYS[1], id, string.sub(record, 1, REC.seq - 1) .. seq
-    .. struct.pack('>I4', now_s) .. string.sub(record, REC.alive_s + 4))
+  set_record(id, string.sub(held, 1, REC.seq - 1) .. seq .. struct.pack('>I4', now_s)
+    .. string.sub(held, REC.alive_s + 4))
 end
 
 -- Decide the call's `place`-th article, whose arguments start at ARGV[a]; returns its reply
@@ -670,15 +702,15 @@ local function decide(place, a)
   -- Every article but an exact copy is indexed: a later copy may be closest to a copy.
   local seq = ZERO4
   if kind ~= 'exact' then
-    seq, inserted[place] = insert(art.id, art.content, art.fp, art.keys)
+    seq, inserted[place] = insert(art)
   end
   local has_fp = art.fp ~= ''
-  local record = make_record(art.content, has_fp and art.fp or nil, kind, dist, bins, dup_fp,
-                             seen_at, seq, now_s, art.position, has_fp and art.sketch or nil,
-                             dup_id, original)
-  redis.call('HSET', KEYS[1], art.id, record)
+  local decided = make_record(art.content, has_fp and art.fp or nil, kind, dist, bins, dup_fp,
+                              seen_at, seq, now_s, art.position, has_fp and art.sketch or nil,
+                              dup_id, original)
+  set_record(art.id, decided)
   if renewing and (kind == 'near' or kind == 'exact') then renew(dup_id) end
-  return reply_from(record, 0, art.candidates, art.hot, replaced), next_article
+  return reply_from(decided, 0, art.candidates, art.hot, replaced), next_article
 end
 
 local replies, a = {}, calls_from + 2 * tonumber(ARGV[after_tables + 3])
