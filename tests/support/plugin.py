@@ -4,6 +4,7 @@ marked, so that `pytest -m "not services"` (scripts/test.sh --unit) runs without
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -18,7 +19,7 @@ from tests.support.services import (
     redis_cluster_service,
     redis_service,
 )
-from tests.support.tenant import Tenant, WorkerProcess
+from tests.support.tenant import Tenant, WorkerProcess, delete_topics
 
 SERVICE_FIXTURES = frozenset(
     {"redis_url", "redis_cluster_url", "kafka_bootstrap", "private_redis", "private_kafka"}
@@ -45,9 +46,19 @@ def redis_cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
 
 
 @pytest.fixture(scope="session")
-def kafka_bootstrap() -> Iterator[str]:
+def tenants_made() -> list[Tenant]:
+    """Every tenant the session made (make_tenant)."""
+    return []
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(tenants_made: list[Tenant]) -> Iterator[str]:
+    """The session's broker. At the end, the topics of the tenants made on it are deleted
+    (every worker has stopped by then): a developer's broker would otherwise keep every run's."""
     with kafka_service() as bootstrap:
         yield bootstrap
+        on_it = [t for t in tenants_made if t.kafka == bootstrap]
+        asyncio.run(delete_topics(bootstrap, tuple(p for t in on_it for p in t.topic_prefixes)))
 
 
 @pytest.fixture
@@ -60,12 +71,13 @@ async def redis_client(redis_url: str) -> AsyncIterator[aioredis.Redis]:
 
 
 @pytest.fixture
-def make_tenant() -> Callable[[str, str], Tenant]:
+def make_tenant(tenants_made: list[Tenant]) -> Callable[[str, str], Tenant]:
     """Fresh topics, namespace and consumer group on the given Kafka and Redis."""
 
     def make(kafka: str, redis_url: str) -> Tenant:
         tenant = Tenant(kafka, redis_url, f"t{uuid.uuid4().hex[:8]}")
         tenant.create_topics()
+        tenants_made.append(tenant)
         return tenant
 
     return make

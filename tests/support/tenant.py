@@ -68,20 +68,31 @@ class Tenant:
     def create_topics(self) -> None:
         asyncio.run(ensure_topics(self.settings))
 
+    @property
+    def topic_prefixes(self) -> tuple[str, str]:
+        """The names of the tenant's topics start with these: its own, and those faust made
+        for its app id."""
+        return f"{self.name}.", f"{self.settings.app_id}-"
+
     def delete_topics(self) -> None:
-        """Delete the tenant's topics: its own and those faust made for its app id. A broker
-        that keeps every run's topics fills its disk and carries ever more partitions."""
-        asyncio.run(delete_topics(self.kafka, (f"{self.name}.", f"{self.settings.app_id}-")))
+        """Delete the tenant's topics. A broker that keeps every run's topics fills its disk
+        and carries ever more partitions."""
+        asyncio.run(delete_topics(self.kafka, self.topic_prefixes))
+
+
+DELETE_CHUNK = 200  # topics per deletion request (a session's tenants made a few thousand)
 
 
 async def delete_topics(kafka: str, prefixes: tuple[str, ...]) -> None:
     """Delete every topic whose name starts with one of `prefixes`."""
+    if not prefixes:
+        return
     admin = AIOKafkaAdminClient(bootstrap_servers=kafka)
     await admin.start()
     try:
         names = [t for t in await admin.list_topics() if t.startswith(prefixes)]
-        if names:
-            await admin.delete_topics(names)
+        for at in range(0, len(names), DELETE_CHUNK):
+            await admin.delete_topics(names[at : at + DELETE_CHUNK])
     finally:
         await admin.close()
 
