@@ -188,17 +188,24 @@ local cutoff = retention > 0 and now_s - retention or nil
 -- first_with()); whatever may remove an entry flushes first.
 local written = first_seq  -- the counter as Redis holds it
 local function nothing_pending()
-  -- ring: entries written+1 on; ids, docs, exact: field, value, ...; owner: seq -> id;
-  -- doc: id -> record; first: content hash -> id
-  return {ring = {}, ids = {}, owner = {}, docs = {}, doc = {}, exact = {}, first = {}}
+  -- ring: entries written+1 on; ids: seq, id, ...; owner: seq -> id; doc: id -> record;
+  -- first: content hash -> id
+  return {ring = {}, ids = {}, owner = {}, doc = {}, first = {}}
 end
 local pending = nothing_pending()
 
--- HSET of many fields, in chunks (Lua's unpack has a limit).
+-- HSET of many fields (field, value, ...), in chunks (Lua's unpack has a limit).
 local function hset_all(key, pairs_)
   for i = 1, #pairs_, 1000 do
     redis.call('HSET', key, unpack(pairs_, i, math.min(i + 999, #pairs_)))
   end
+end
+
+-- A table's keys and values, one after the other.
+local function flat(map)
+  local out = {}
+  for field, value in pairs(map) do out[#out + 1], out[#out + 2] = field, value end
+  return out
 end
 
 local function flush()
@@ -210,8 +217,8 @@ local function flush()
     hset_all(KEYS[3], pending.ids)
     redis.call('SET', KEYS[6], string.format('%d', counter))
   end
-  hset_all(KEYS[1], pending.docs)
-  hset_all(KEYS[2], pending.exact)
+  hset_all(KEYS[1], flat(pending.doc))
+  hset_all(KEYS[2], flat(pending.first))
   written, pending = counter, nothing_pending()
 end
 
@@ -220,10 +227,6 @@ local function record_of(id)
   return pending.doc[id] or redis.call('HGET', KEYS[1], id) or nil
 end
 
-local function set_record(id, rec)
-  pending.doc[id] = rec
-  pending.docs[#pending.docs + 1], pending.docs[#pending.docs + 2] = id, rec
-end
 
 -- The id of the first article with content hash `content`, as written or pending (nil: none).
 local function first_with(content)
@@ -641,7 +644,6 @@ end
 -- a fingerprint) and its entry (nil without).
 local function insert(art)
   pending.first[art.content] = art.id
-  pending.exact[#pending.exact + 1], pending.exact[#pending.exact + 2] = art.content, art.id
   if art.fp == '' then return ZERO4 end
   local names = {}
   for j, t in ipairs(tables) do names[j] = bucket(t, art.keys[j]) end
@@ -663,8 +665,8 @@ local function renew(id)
     seq, entry = add_entry(id, fp, bucket_keys_of(spec, fp, prefix))
     renewed[#renewed + 1] = entry
   end
-  set_record(id, string.sub(held, 1, REC.seq - 1) .. seq .. struct.pack('>I4', now_s)
-    .. string.sub(held, REC.alive_s + 4))
+  pending.doc[id] = string.sub(held, 1, REC.seq - 1) .. seq .. struct.pack('>I4', now_s)
+    .. string.sub(held, REC.alive_s + 4)
 end
 
 -- Decide the call's `place`-th article, whose arguments start at ARGV[a]; returns its reply
@@ -708,7 +710,7 @@ local function decide(place, a)
   local decided = make_record(art.content, has_fp and art.fp or nil, kind, dist, bins, dup_fp,
                               seen_at, seq, now_s, art.position, has_fp and art.sketch or nil,
                               dup_id, original)
-  set_record(art.id, decided)
+  pending.doc[art.id] = decided
   if renewing and (kind == 'near' or kind == 'exact') then renew(dup_id) end
   return reply_from(decided, 0, art.candidates, art.hot, replaced), next_article
 end
