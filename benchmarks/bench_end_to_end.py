@@ -53,7 +53,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from benchmarks.cpu_quota import CpuQuota, available
-from benchmarks.redis_state import aof_rewrites, fresh, script_stats
+from benchmarks.redis_state import aof_rewrites, fresh, persistence, script_stats
 from tests.support.corpus import make_articles
 from tests.support.tenant import Tenant, WorkerProcess
 from worker.settings import Settings
@@ -523,6 +523,7 @@ def main() -> None:
         f"4 partitions; logs in {logs}"
     )
     print(f"machine     {os.cpu_count()} cores; before: {machine_state(articles)}")
+    print(f"redis       {asyncio.run(persistence(args.redis_url))}")
 
     def new(
         command: tuple[str, ...],

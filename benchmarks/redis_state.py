@@ -65,6 +65,20 @@ async def aof_rewrites(url: str) -> int:
         await client.aclose()
 
 
+PERSISTENCE = ("appendonly", "appendfsync", "auto-aof-rewrite-percentage", "rdbcompression")
+
+
+async def persistence(url: str) -> str:
+    """The Redis server's settings that decide how often it rewrites its append-only file and
+    what a rewrite costs: the latency figures depend on them."""
+    client = aioredis.Redis.from_url(url, decode_responses=True)
+    try:
+        values = [(await client.config_get(name)).get(name, "?") for name in PERSISTENCE]
+    finally:
+        await client.aclose()
+    return ", ".join(f"{name} {value}" for name, value in zip(PERSISTENCE, values, strict=True))
+
+
 SCRIPT_COMMANDS = ("cmdstat_evalsha", "cmdstat_eval", "cmdstat_fcall")
 
 

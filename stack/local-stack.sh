@@ -81,8 +81,11 @@ redis_up() {
     return
   fi
   mkdir -p "$state/redis"
+  # rdbcompression no: the index is mostly random bits (fingerprints, sketches, content
+  # hashes), which LZF does not shrink, and compressing them is much of what a rewrite of the
+  # append-only file costs (docs/operations.md).
   redis-server --bind 127.0.0.1 --port "$redis_port" --dir "$state/redis" \
-    --appendonly yes --appendfsync everysec --save "" --daemonize yes \
+    --appendonly yes --appendfsync everysec --rdbcompression no --save "" --daemonize yes \
     --pidfile "$state/redis.pid" --logfile "$state/redis.log"
   wait_for 60 redis redis_ready || { tail -20 "$state/redis.log"; exit 1; }
   log "redis ready on 127.0.0.1:$redis_port"
@@ -172,7 +175,8 @@ cluster_up() {
     local port=$((cluster_port + i)) dir="$state/cluster/$i"
     mkdir -p "$dir"
     redis-server --bind 127.0.0.1 --port "$port" --dir "$dir" --cluster-enabled yes \
-      --cluster-config-file nodes.conf --appendonly yes --save "" --daemonize yes \
+      --cluster-config-file nodes.conf --appendonly yes --rdbcompression no --save "" \
+      --daemonize yes \
       --pidfile "$state/cluster-$i.pid" --logfile "$state/cluster-$i.log"
     nodes+=("127.0.0.1:$port")
   done

@@ -18,7 +18,9 @@ def test_compose_runs_kafka_kraft_redis_with_aof_and_replicated_workers() -> Non
     services = COMPOSE["services"]
     assert services["kafka"]["image"].startswith("apache/kafka:")
     assert services["kafka"]["environment"]["KAFKA_PROCESS_ROLES"] == "broker,controller"
-    assert "--appendonly" in services["redis"]["command"]
+    redis = services["redis"]["command"]
+    assert redis[redis.index("--appendonly") + 1] == "yes"
+    assert redis[redis.index("--rdbcompression") + 1] == "no"  # (docs/operations.md, Redis)
     assert services["worker"]["deploy"]["replicas"] >= 2
     assert services["worker"]["build"] == "."
 
