@@ -13,8 +13,9 @@ passthrough and a faust passthrough through the same broker, in one run.
 2. Latency: at a steady publish rate of half the measured maximum (the median of the drains),
    the time from the broker's appending an article to the input topic to its appending the
    article's first output (the topics stamp records with their append time), p50 and p99,
-   after 3 s of warm-up; the topics are read after the run, so that reading them takes no
-   CPU from it.
+   after 3 s of warm-up, and the p99 of each second of arrival (its median and its worst: a
+   slow stretch, as a rewrite of Redis's append-only file, shows as a second or two); the
+   topics are read after the run, so that reading them takes no CPU from it.
 3. Scale-out: one, two and four worker processes on the input topic's four partitions, in
    turn, two rounds (`--scale-rounds`), the ratios to one worker taken within each round:
    of the rates from the first output, and of the rates once every process had its
@@ -430,13 +431,13 @@ def latency(
     rate: float,
     timeout: float,
     warm_up: float = WARM_UP_S,
-) -> tuple[float, float, int]:
-    """p50 and p99 in ms from the broker's appending an article to the input topic to its
-    appending the article's first output (their timestamps: stamp_on_append), at a steady
-    `rate`, for the articles in after the first `warm_up` seconds (connections, first
-    batches), and how many times Redis rewrote its append-only file meanwhile (a forked
-    process writing the whole index, on the same cores: a slow stretch). The topics are read
-    once the processes are done with every article."""
+) -> Latency:
+    """The delays from the broker's appending an article to the input topic to its appending
+    the article's first output (their timestamps: stamp_on_append), at a steady `rate`, for
+    the articles in after the first `warm_up` seconds (connections, first batches), and how
+    many times Redis rewrote its append-only file meanwhile (a forked process writing the
+    whole index, on the same cores: a slow stretch). The topics are read once the processes
+    are done with every article."""
     topic = run.tenant.settings.input_topic
     rewrites = asyncio.run(aof_rewrites(run.tenant.redis_url))
     try:
@@ -454,8 +455,32 @@ def latency(
     for stamp, key in sorted(records, key=lambda r: r[0]):  # an article's first output
         if key is not None:
             out.setdefault(key, stamp)
-    delays = sorted(stamp - arrived[key] for key, stamp in out.items() if arrived[key] >= since)
-    return statistics.median(delays), delays[int(0.99 * (len(delays) - 1))], rewrites
+    by_second: dict[int, list[int]] = {}
+    for key, stamp in out.items():
+        if arrived[key] >= since:
+            by_second.setdefault((arrived[key] - since) // 1000, []).append(stamp - arrived[key])
+    return Latency([sorted(delays) for _, delays in sorted(by_second.items())], rewrites)
+
+
+def p99(delays: list[int]) -> int:
+    return delays[int(0.99 * (len(delays) - 1))]
+
+
+@dataclass
+class Latency:
+    seconds: list[list[int]]  # the delays (ms) of the articles in each second of arrival, sorted
+    rewrites: int  # of Redis's append-only file during the run
+
+    def describe(self) -> str:
+        """p50 and p99, and the p99 of each second of arrival, apart: a slow stretch (a
+        rewrite) shows as one or two seconds."""
+        delays = sorted(d for second in self.seconds for d in second)
+        seconds = sorted(p99(second) for second in self.seconds if second)
+        return (
+            f"p50 {statistics.median(delays):6.1f} ms   p99 {p99(delays):6.1f} ms; p99 of each "
+            f"second: median {statistics.median(seconds):.0f} ms, worst {seconds[-1]:.0f} ms; "
+            f"Redis rewrote its append-only file {self.rewrites} times meanwhile"
+        )
 
 
 def machine_state(articles: list[dict[str, Any]]) -> str:
@@ -581,11 +606,10 @@ def main() -> None:
         count = max(100, int(rate * (args.latency_seconds + WARM_UP_S)))
         steady = articles[:count] if count <= len(articles) else make_articles(count)
         with new(command, env=env) as run:
-            p50, p99, rewrites = latency(run, steady, rate, args.timeout)
+            measured = latency(run, steady, rate, args.timeout)
         print(
             f"latency     {name:<12} at {rate:7,.0f}/s for {args.latency_seconds:.0f} s after "
-            f"{WARM_UP_S:.0f} s of warm-up: p50 {p50:6.1f} ms   p99 {p99:6.1f} ms; Redis "
-            f"rewrote its append-only file {rewrites} times meanwhile"
+            f"{WARM_UP_S:.0f} s of warm-up: {measured.describe()}"
         )
 
     scale_out(new, articles, args.scale_rounds, args.timeout)

@@ -16,7 +16,7 @@ import redis
 from aiokafka.admin import AIOKafkaAdminClient
 
 from benchmarks import cpu_quota
-from benchmarks.bench_end_to_end import context_switches, formed_rate
+from benchmarks.bench_end_to_end import Latency, context_switches, formed_rate
 from benchmarks.redis_state import aof_rewrites, script_stats
 from tests.support import ROOT
 from tests.support.tenant import assignment_times
@@ -140,8 +140,13 @@ def test_bench_end_to_end(kafka_bootstrap: str, redis_url: str) -> None:
         redis_url.rsplit("/", 1)[0] + "/13",
     )
     assert "worker / passthrough" in out
+    assert re.search(r"redis +appendonly \w+, appendfsync \w+, .*rdbcompression \w+", out)
     assert "exactly-once / worker" in out
-    latencies = re.findall(r"p99 +[\d.]+ ms; Redis rewrote its append-only file \d+ times", out)
+    latencies = re.findall(
+        r"p99 +[\d.]+ ms; p99 of each second: median \d+ ms, worst \d+ ms; Redis rewrote its "
+        r"append-only file \d+ times",
+        out,
+    )
     assert len(latencies) == 3  # the passthrough, the worker, exactly-once
     assert "2 workers" in out
     assert "x one worker once formed" in out
@@ -161,6 +166,15 @@ def test_bench_end_to_end(kafka_bootstrap: str, redis_url: str) -> None:
     assert out.count("additions in a Python loop took") == 2
     assert len(re.findall(r"fingerprinting [\d,]+ articles took [\d.]+ us each", out)) == 2
     assert left_behind(kafka_bootstrap, before) == set()  # each run's topics deleted
+
+
+def test_latency_is_told_overall_and_by_second_of_arrival() -> None:
+    quiet = list(range(1, 101))  # p99 99
+    slow = [d * 3 for d in quiet]  # p99 297
+    told = Latency([quiet, quiet, slow], rewrites=1).describe()
+    assert "p50   65.0 ms   p99  291.0 ms" in told  # (300 delays: the 296th, 0-based)
+    assert "p99 of each second: median 99 ms, worst 297 ms" in told
+    assert "rewrote its append-only file 1 times" in told
 
 
 def test_context_switches_count_a_process_s_waits() -> None:
