@@ -26,10 +26,13 @@ def test_redis_stops_mid_stream_and_comes_back(
     articles = make_articles(6_000, seed=11)
     worker = start_worker(tenant)
     worker.wait_ready()
-    produce(tenant.kafka, tenant.settings.input_topic, keyed(articles))
+    produce(tenant.kafka, tenant.settings.input_topic, keyed(articles[:3_000]))
     collect_until(tenant.kafka, tenant.outputs, lambda out: total(out) >= 1500, quiet=0)
 
     private_redis.run("down", "redis")  # SHUTDOWN: the AOF is written out
+    # The rest arrives while Redis is down (the worker could otherwise finish the first part
+    # before the shutdown is done).
+    produce(tenant.kafka, tenant.settings.input_topic, keyed(articles[3_000:]))
     time.sleep(1)
     stalled = total(collect_until(tenant.kafka, tenant.outputs, lambda out: True, quiet=1))
     time.sleep(4)
