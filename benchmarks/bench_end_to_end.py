@@ -436,7 +436,7 @@ def latency(
     the article's first output (their timestamps: stamp_on_append), at a steady `rate`, for
     the articles in after the first `warm_up` seconds (connections, first batches), and how
     many times Redis rewrote its append-only file meanwhile (a forked process writing the
-    whole index, on the same cores: a slow stretch). The topics are read once the processes
+    whole index, on the same machine: a slow stretch). The topics are read once the processes
     are done with every article."""
     topic = run.tenant.settings.input_topic
     rewrites = asyncio.run(aof_rewrites(run.tenant.redis_url))
@@ -466,7 +466,7 @@ def p99(delays: list[int]) -> int:
     return delays[int(0.99 * (len(delays) - 1))]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Latency:
     seconds: list[list[int]]  # the delays (ms) of the articles in each second of arrival, sorted
     rewrites: int  # of Redis's append-only file during the run
