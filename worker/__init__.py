@@ -14,16 +14,18 @@ if TYPE_CHECKING:
     from worker.errors import (
         ConfigError,
         DedupError,
+        IndexFenced,
         IndexReset,
         IndexStoreError,
         IndexUnavailable,
         KafkaRefused,
         KafkaUnavailable,
         LayoutMismatch,
+        OutOfTurn,
     )
     from worker.index import Index, MemoryIndex
     from worker.index.redis import RedisIndex
-    from worker.model import Kind, Probe, Verdict
+    from worker.model import Forget, Kind, Owner, Probe, Verdict
     from worker.settings import Settings
     from worker.text.fingerprint import Fingerprint, Fingerprinter
     from worker.text.simhash import hamming, simhash
@@ -32,17 +34,21 @@ _WHERE = {
     "ConfigError": "worker.errors",
     "DedupError": "worker.errors",
     "IndexStoreError": "worker.errors",
+    "IndexFenced": "worker.errors",
     "IndexReset": "worker.errors",
     "IndexUnavailable": "worker.errors",
     "KafkaRefused": "worker.errors",
     "KafkaUnavailable": "worker.errors",
     "LayoutMismatch": "worker.errors",
+    "OutOfTurn": "worker.errors",
     "Fingerprint": "worker.text.fingerprint",
     "Fingerprinter": "worker.text.fingerprint",
     "Index": "worker.index",
     "MemoryIndex": "worker.index",
     "RedisIndex": "worker.index.redis",
+    "Forget": "worker.model",
     "Kind": "worker.model",
+    "Owner": "worker.model",
     "Probe": "worker.model",
     "Verdict": "worker.model",
     "Settings": "worker.settings",
@@ -55,7 +61,9 @@ __all__ = [
     "DedupError",
     "Fingerprint",
     "Fingerprinter",
+    "Forget",
     "Index",
+    "IndexFenced",
     "IndexReset",
     "IndexStoreError",
     "IndexUnavailable",
@@ -64,6 +72,8 @@ __all__ = [
     "Kind",
     "LayoutMismatch",
     "MemoryIndex",
+    "OutOfTurn",
+    "Owner",
     "Probe",
     "RedisIndex",
     "Settings",

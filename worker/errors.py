@@ -5,7 +5,9 @@ clients are translated into these where those clients are called.
     ├── ConfigError          a setting cannot work; the message says the fix
     ├── IndexStoreError      the index could not answer
     │   ├── IndexUnavailable     Redis cannot be reached now (retry)
+    │   │   └── OutOfTurn            a batch sent before this one failed (retry after it)
     │   ├── IndexReset           the index was emptied or rolled back under the worker
+    │   ├── IndexFenced          another worker owns the input partition now (do not retry)
     │   └── LayoutMismatch       the index was built with another layout or fingerprints
     ├── KafkaUnavailable     Kafka cannot be reached now (retry)
     └── KafkaRefused         Kafka refused the credentials or rights (do not retry)
@@ -26,6 +28,17 @@ class IndexStoreError(DedupError):
 
 class IndexUnavailable(IndexStoreError):
     """The index's server cannot be reached right now; retrying later may succeed."""
+
+
+class OutOfTurn(IndexUnavailable):
+    """A batch sent to the index before this one failed after this one was started: this one
+    was not decided (or not kept in its place), and is to be tried again once the earlier one
+    succeeded, so that batches take effect in the order they came."""
+
+
+class IndexFenced(IndexStoreError):
+    """The index refused a batch: a later consumer group generation claimed one of its input
+    partitions, so another worker owns it now and decides its messages."""
 
 
 class IndexReset(IndexStoreError):

@@ -1,7 +1,8 @@
 """The values that flow through the worker: an input decoded (Article, Deletion, or a
-Rejection with its Reason), what the index is asked about an article (Probe) and what it
-answers (Verdict, of a Kind), and the decision on each input message (Accepted, Forgotten or
-a Rejection). Plain data, no behaviour beyond a property."""
+Rejection with its Reason), what the index is asked about an article (Probe) or a deletion
+(Forget), on whose behalf (Owner), and what it answers (Verdict, of a Kind), and the decision
+on each input message (Accepted, Forgotten or a Rejection). Plain data, no behaviour beyond
+a property."""
 
 from __future__ import annotations
 
@@ -70,6 +71,27 @@ class Probe:
     def __post_init__(self) -> None:
         if self.fingerprint is not None and not self.sketch:
             raise ValueError(f"probe {self.id!r}: a fingerprint needs its sketch")
+
+
+@dataclass(frozen=True)
+class Forget:
+    """What the index is asked to do for a deletion: take the article out."""
+
+    id: str
+    # The deleting message's (partition, offset) in the input topic; None outside a stream.
+    # A redelivered deletion gets its first answer again, and removes nothing that a later
+    # message of the partition decided.
+    position: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class Owner:
+    """The worker asking, as the owner of the input partitions of its messages: `scope` names
+    the consumer group and topic, `generation` is the group generation it owns them in. The
+    index refuses the messages of a worker whose partition a later generation claimed."""
+
+    scope: str
+    generation: int
 
 
 @dataclass(frozen=True)

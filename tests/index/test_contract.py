@@ -10,8 +10,9 @@ import pytest
 from tests.index.conftest import MakeIndex
 from tests.support.factories import BASE, flip, one, planted, probe, sketch_agreeing
 from worker import defaults
+from worker.errors import IndexFenced
 from worker.layout.tables import Layout, blocks, multi_index, pigeonhole, sampled
-from worker.model import Kind
+from worker.model import Forget, Kind, Owner, Probe, Verdict
 
 
 async def test_first_is_unique_then_near_duplicate_with_its_distance(make_index: MakeIndex) -> None:
@@ -489,3 +490,90 @@ async def test_a_deletion_sent_between_batches_comes_between_them(make_index: Ma
         index.check_and_insert([probe("copy", flip(BASE, [1]))]),
     )
     assert (decided[-1].kind, held, copy.kind) == (Kind.UNIQUE, [True], Kind.UNIQUE)
+
+
+# A batch (Index.decide): its articles and deletions in order, as one unit, on behalf of the
+# owner of their input partitions; redeliveries of any of an id's messages.
+
+
+async def test_a_batch_with_a_deletion_is_one_unit_that_no_later_batch_overtakes(
+    make_index: MakeIndex,
+) -> None:
+    index = make_index()
+    rng = random.Random(3)
+    first: list[Probe | Forget] = [probe(f"g{i}", rng.getrandbits(64)) for i in range(300)]
+    first += [Forget("z", (0, 300)), probe("a", BASE, position=(0, 301))]
+    [*_, gone, a], [b] = await asyncio.gather(
+        index.decide(first), index.decide([probe("b", flip(BASE, [2]), position=(0, 302))])
+    )
+    assert gone is False
+    assert isinstance(a, Verdict)
+    assert isinstance(b, Verdict)
+    assert (a.kind, b.kind, b.duplicate_of) == (Kind.UNIQUE, Kind.NEAR, "a")
+
+
+async def test_each_message_of_an_id_changed_twice_gets_its_first_verdict_again(
+    make_index: MakeIndex,
+) -> None:
+    # X three times on partition 0, then Z (a copy of X's first text) on partition 1; then
+    # partition 0's messages are read again (its worker died before committing them).
+    index = make_index()
+    moved = ~BASE & (2**64 - 1)
+    texts = [(BASE, "v1"), (moved, "v2"), (flip(moved, list(range(20, 40))), "v3")]
+    xs = [probe("X", fp, content=c, position=(0, 10 + i)) for i, (fp, c) in enumerate(texts)]
+    first = [await one(index, x) for x in xs]
+    z = await one(index, probe("Z", flip(BASE, [3]), content="z", position=(1, 5)))
+    assert z.kind is Kind.UNIQUE  # (X's first text was replaced)
+    again = [await one(index, x) for x in xs]
+    assert [(v.kind, v.duplicate_of, v.seen_at_ms) for v in again] == [
+        (v.kind, v.duplicate_of, v.seen_at_ms) for v in first
+    ]
+    assert all(v.replayed for v in again)
+    assert (await one(index, probe("c", flip(texts[2][0], [1]), content="c"))).duplicate_of == "X"
+
+
+async def test_a_deletion_read_again_gets_its_answer_and_spares_the_article_sent_since(
+    make_index: MakeIndex,
+) -> None:
+    index = make_index()
+    await one(index, probe("X", BASE, content="v1", position=(0, 10)))
+    assert await index.decide([Forget("X", (0, 11))]) == [True]
+    await one(index, probe("X", BASE, content="v2", position=(0, 12)))
+    assert await index.decide([Forget("X", (0, 11))]) == [True]  # read again: its answer
+    assert (await one(index, probe("c", flip(BASE, [1]), content="c"))).duplicate_of == "X"
+
+
+async def test_without_a_window_a_message_older_than_the_article_changes_nothing(
+    make_index: MakeIndex,
+) -> None:
+    # No record is kept of what deletions and updates did: a message read again that is older
+    # than the one that decided the article (same partition) neither removes nor replaces it.
+    index = make_index(redelivery_window_s=0)
+    moved = ~BASE & (2**64 - 1)
+    await one(index, probe("X", BASE, content="v1", position=(0, 10)))
+    await one(index, probe("X", moved, content="v2", position=(0, 12)))
+    assert await index.decide([Forget("X", (0, 11))]) == [False]
+    old = await one(index, probe("X", BASE, content="v1", position=(0, 10)))
+    assert (old.replayed, old.replaced) == (True, False)
+    assert (await one(index, probe("c", flip(moved, [1]), content="c"))).duplicate_of == "X"
+    assert (await one(index, probe("d", flip(BASE, [1]), content="d"))).kind is Kind.UNIQUE
+
+
+async def test_a_batch_of_an_older_generation_is_refused_and_applies_nothing(
+    make_index: MakeIndex,
+) -> None:
+    index = make_index()
+    owner, later = Owner("group/topic", 4), Owner("group/topic", 5)
+    await index.decide([probe("a", BASE, position=(0, 1))], later)
+    with pytest.raises(IndexFenced):
+        await index.decide([probe("b", moved := ~BASE & (2**64 - 1), position=(0, 2))], owner)
+    with pytest.raises(IndexFenced):  # (a batch spanning a claimed partition: all of it)
+        await index.decide(
+            [probe("c", flip(moved, [20]), position=(1, 1)), Forget("a", (0, 3))], owner
+        )
+    assert (await one(index, probe("b2", flip(moved, [1])))).kind is Kind.UNIQUE  # b is not in
+    assert (await one(index, probe("a2", flip(BASE, [1])))).duplicate_of == "a"  # a still is
+    [v] = await index.decide([probe("d", flip(BASE, [30, 31, 32, 33]), position=(1, 2))], owner)
+    assert isinstance(v, Verdict)  # (partition 1 was not claimed by a later generation)
+    other = Owner("another-group/topic", 1)  # another consumer group's claims are its own
+    assert await index.decide([Forget("zz", (0, 9))], other) == [False]

@@ -2,12 +2,11 @@ import asyncio
 import contextlib
 import gc
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from worker.errors import IndexStoreError, IndexUnavailable, LayoutMismatch
 from worker.model import Decision
 from worker.settings import Settings
 from worker.stream import app
@@ -37,50 +36,6 @@ def test_settle_gc_freezes_what_is_alive_once(unfrozen: None) -> None:
     del later
 
 
-class FailingPipeline:
-    """Raises the given errors in turn, then decides nothing."""
-
-    def __init__(self, *errors: Exception) -> None:
-        self.errors = list(errors)
-        self.runs = 0
-
-    async def run(self, values: Sequence[bytes | None], positions: object = None) -> list[Decision]:
-        self.runs += 1
-        if self.errors:
-            raise self.errors.pop(0)
-        return []
-
-
-@pytest.fixture
-def no_wait(monkeypatch: pytest.MonkeyPatch) -> None:
-    async def instant(delay: float) -> None:
-        return None
-
-    monkeypatch.setattr(asyncio, "sleep", instant)
-
-
-async def test_an_unreachable_index_is_waited_for_as_long_as_it_takes(no_wait: None) -> None:
-    pipeline = FailingPipeline(*[IndexUnavailable("down")] * 50)
-    assert await app._run_with_retry(lambda: pipeline.run([b"x"]), Metrics()) == []
-    assert pipeline.runs == 51
-
-
-async def test_an_index_that_refuses_the_batch_is_tried_a_few_times_then_raises(
-    no_wait: None,
-) -> None:
-    pipeline = FailingPipeline(*[IndexStoreError("script error")] * 50)
-    with pytest.raises(IndexStoreError, match="script error"):
-        await app._run_with_retry(lambda: pipeline.run([b"x"]), Metrics())
-    assert pipeline.runs == app.REFUSED_TRIES
-
-
-async def test_another_layout_is_not_retried(no_wait: None) -> None:
-    pipeline = FailingPipeline(LayoutMismatch("other layout"))
-    with pytest.raises(LayoutMismatch):
-        await app._run_with_retry(lambda: pipeline.run([b"x"]), Metrics())
-    assert pipeline.runs == 1
-
-
 def test_the_data_folder_is_not_in_the_working_directory() -> None:
     # An image runs the worker as a user who may not write its working directory.
     datadir = Path(app.create_app(Settings(app_id="where")).conf.datadir)
@@ -104,13 +59,16 @@ class Steps:
     async def next_batch(self, wait: bool = True) -> Batch:
         if self.fetched == 0 or (wait and self.fetched == 1):
             self.fetched += 1
-            return Batch(0, [FakeRecord(self.fetched)])
+            return Batch(0, [FakeRecord(self.fetched)], 1)
         if wait:
             await asyncio.sleep(0.01)
-        return Batch(0, [])
+        return Batch(0, [], 1)
 
     def current(self, batch: object) -> bool:
         return True
+
+    def owner(self, batch: object) -> None:
+        return None
 
     async def commit(self, due_only: bool = False) -> None:
         return None
@@ -119,7 +77,7 @@ class Steps:
     def prepare(self, values: object, positions: list[tuple[int, int]]) -> int:
         return positions[0][1]
 
-    async def decide(self, number: int) -> list[Decision]:
+    async def decide(self, number: int, owner: object = None) -> list[Decision]:
         self.log.append(f"sent {number}")
         if number == 1:
             with contextlib.suppress(TimeoutError):

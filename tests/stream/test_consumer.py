@@ -36,7 +36,7 @@ async def fetch(source: Input, count: int) -> Batch:
         batch = await source.next_batch()
         records += batch.records
         epoch = batch.epoch
-    return Batch(epoch, records)
+    return Batch(epoch, records, 1)
 
 
 async def load(tenant: Tenant, count: int, partition: int = 0) -> None:

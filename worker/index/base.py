@@ -10,7 +10,7 @@ from typing import Protocol
 
 from worker import defaults
 from worker.layout.tables import Layout
-from worker.model import Probe, Verdict
+from worker.model import Forget, Owner, Probe, Verdict
 from worker.text.simhash import hamming
 from worker.text.sketch import SketchShape, agreeing_bins, bins_needed, estimate
 
@@ -28,8 +28,20 @@ def duplicate_threshold(layout: Layout, threshold: int | None) -> int:
     return threshold
 
 
+Op = Probe | Forget  # what a batch asks of the index, message by message
+
+
 class Index(Protocol):
     threshold: int
+
+    async def decide(self, ops: Sequence[Op], owner: Owner | None = None) -> list[Verdict | bool]:
+        """A batch's articles and deletions, decided and applied in order as one unit: no
+        other batch sent to this index takes effect between two of them. An article gets
+        its verdict (check_and_insert), a deletion whether the id was indexed (forget).
+        `owner`: the worker asks as the owner of the ops' input partitions (their positions)
+        in a consumer group generation; once a later generation claimed one of them, the
+        batch is refused (IndexFenced) and nothing of it is applied."""
+        ...
 
     async def check_and_insert(self, probes: Sequence[Probe]) -> list[Verdict]:
         """Decide each probe in order, as if one at a time, and index it unless it is an
@@ -44,7 +56,7 @@ class Index(Protocol):
 
     async def forget(self, ids: Sequence[str]) -> list[bool]:
         """Remove articles from the index (True for each id it held): they no longer match,
-        and their ids may be used again."""
+        and their ids may be used again. (decide with Forgets, outside a stream)"""
         ...
 
     async def expire(self, limit: int = 1000) -> int:

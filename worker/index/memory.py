@@ -9,10 +9,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from worker import defaults
-from worker.index.base import Entry, Rule, duplicate_threshold, match
+from worker.errors import IndexFenced
+from worker.index.base import Entry, Op, Rule, duplicate_threshold, match
 from worker.layout.planner import default_layout
 from worker.layout.tables import Layout, neighbours
-from worker.model import Kind, Probe, Verdict
+from worker.model import Forget, Kind, Owner, Probe, Verdict
 from worker.text.simhash import hamming
 
 
@@ -51,15 +52,48 @@ class MemoryIndex:
         self._buckets: defaultdict[tuple[int, int], list[Entry]] = defaultdict(list)
         self._exact: dict[bytes, str] = {}
         self._records: dict[str, _Record] = {}
-        # Records of articles deleted or replaced, with when they are let go (ms).
-        self._gone: dict[str, tuple[_Record, int]] = {}
+        # What a message (id, position) did, once a later message deleted or replaced its
+        # article (its record) or for a deletion (its answer), with when it is let go (ms).
+        self._gone: dict[tuple[str, tuple[int, int]], tuple[_Record | bool, int]] = {}
+        self._claims: dict[str, int] = {}  # "scope/partition" -> the generation that owns it
         self._seq = 0
+
+    async def decide(self, ops: Sequence[Op], owner: Owner | None = None) -> list[Verdict | bool]:
+        if owner is not None:
+            self._claim(owner, {op.position[0] for op in ops if op.position is not None})
+        return [
+            self.check_and_insert_one(op) if isinstance(op, Probe) else self._forget(op)
+            for op in ops
+        ]
 
     async def check_and_insert(self, probes: Sequence[Probe]) -> list[Verdict]:
         return [self.check_and_insert_one(p) for p in probes]
 
     async def forget(self, ids: Sequence[str]) -> list[bool]:
-        return [self._remove(i, keep=True) for i in ids]
+        return [self._forget(Forget(i)) for i in ids]
+
+    def _claim(self, owner: Owner, partitions: set[int]) -> None:
+        keys = [f"{owner.scope}/{p}" for p in partitions]
+        for key in keys:
+            if self._claims.get(key, -1) > owner.generation:
+                raise IndexFenced(
+                    f"{key} was claimed by generation {self._claims[key]}, this batch comes "
+                    f"from generation {owner.generation}"
+                )
+        self._claims.update(dict.fromkeys(keys, owner.generation))
+
+    def _forget(self, op: Forget) -> bool:
+        now = self._clock_ms()
+        kept = self._kept_of(op.id, op.position, now)
+        if isinstance(kept, bool):  # this deletion was applied before
+            return kept
+        record = self._records.get(op.id)
+        if record is not None and _later_in_partition(record.position, op.position):
+            return False
+        was = self._remove(op.id, keep=True)
+        if op.position is not None and self.redelivery_window_s > 0:
+            self._gone[op.id, op.position] = (was, now + self.redelivery_window_s * 1000)
+        return was
 
     async def expire(self, limit: int = 1000) -> int:
         cutoff = self._cutoff_s(self._clock_ms())
@@ -75,15 +109,22 @@ class MemoryIndex:
         return now_ms // 1000 - self.retention_s if self.retention_s else None
 
     def check_and_insert_one(self, probe: Probe) -> Verdict:
-        known = self._records.get(probe.id)
+        now = self._clock_ms()
+        held = self._records.get(probe.id)
+        known = held
         if known is None or known.content_hash != probe.content_hash:
-            known = self._kept(probe)
+            kept = self._kept_of(probe.id, probe.position, now)
+            known = kept if isinstance(kept, _Record) else None
+            if known is not None and known.content_hash != probe.content_hash:
+                known = None
         if known is not None:
             return replace(
                 known.verdict, replayed=True, candidates=0, hot_buckets=0, replaced=False
             )
+        if held is not None and _later_in_partition(held.position, probe.position):
+            # a redelivery whose record is no longer kept: decided, neither indexed nor kept
+            return replace(self._judge(probe, now)[0], replayed=True)
         replaced = self._remove(probe.id, keep=True)
-        now = self._clock_ms()
         verdict, original = self._judge(probe, now)
         verdict = replace(verdict, replaced=replaced)
         entry = None
@@ -123,15 +164,13 @@ class MemoryIndex:
                 article_id, record.entry.fingerprint, now, record.entry.sketch
             )
 
-    def _kept(self, probe: Probe) -> _Record | None:
-        """The record kept of the article that the message `probe` comes from decided, if a
-        later message deleted or replaced it: this is a redelivery of that message."""
-        kept = self._gone.get(probe.id) if probe.position is not None else None
-        if kept is None or kept[1] <= self._clock_ms():
-            return None
-        record = kept[0]
-        same = record.position == probe.position and record.content_hash == probe.content_hash
-        return record if same else None
+    def _kept_of(
+        self, article_id: str, position: tuple[int, int] | None, now: int
+    ) -> _Record | bool | None:
+        """What the message at `position` did to `article_id`, if kept: the record of the
+        article it decided (a later message deleted or replaced it), or a deletion's answer."""
+        kept = self._gone.get((article_id, position)) if position is not None else None
+        return kept[0] if kept is not None and kept[1] > now else None
 
     def _remove(self, article_id: str, keep: bool = False) -> bool:
         """Remove an article; with `keep` (a deletion or a replacement, not expiry), keep its
@@ -140,7 +179,8 @@ class MemoryIndex:
         if record is None:
             return False
         if keep and record.position is not None and self.redelivery_window_s > 0:
-            self._gone[article_id] = (record, self._clock_ms() + self.redelivery_window_s * 1000)
+            until = self._clock_ms() + self.redelivery_window_s * 1000
+            self._gone[article_id, record.position] = (record, until)
         if record.entry is not None:
             self._unbucket(record.entry)
         if self._exact.get(record.content_hash) == article_id:
@@ -219,6 +259,11 @@ class MemoryIndex:
 
     async def close(self) -> None:
         return None
+
+
+def _later_in_partition(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
+    """Whether position `a` comes after `b` in the same input partition."""
+    return a is not None and b is not None and a[0] == b[0] and a[1] > b[1]
 
 
 def _cluster_of(original: str, matched: str, article_id: str) -> str:

@@ -1,41 +1,40 @@
 """The core step shared by the stream app, `scan` and `backfill`: raw messages in, decisions
 out.
 
-Decode, fingerprint, then ask the index about each run of articles at once (one round trip);
-the index decides the probes in order, so first seen still wins within a batch. A deletion
-between two runs is applied between them, in its place.
+Decode, fingerprint, then ask the index about the batch's articles and deletions at once:
+the index decides them in order, as one unit (Index.decide), so first seen wins within a
+batch, a deletion applies in its place, and no other batch comes between.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from worker.index.base import Index
-from worker.model import Accepted, Article, Decision, Deletion, Forgotten, Probe, Rejection
+from worker.index.base import Index, Op
+from worker.model import (
+    Accepted,
+    Article,
+    Decision,
+    Forget,
+    Forgotten,
+    Owner,
+    Probe,
+    Rejection,
+)
 from worker.pipeline.decode import decode_article
 from worker.text.fingerprint import Fingerprint, Fingerprinter
 
 
 @dataclass(frozen=True)
-class _Checks:
-    items: list[tuple[int, Article, Fingerprint]]  # (place in the batch, article, fingerprint)
-
-
-@dataclass(frozen=True)
-class _Deletions:
-    items: list[tuple[int, Deletion]]
-
-
-@dataclass(frozen=True)
 class Prepared:
     """A batch decoded and fingerprinted, waiting for the index: the rejections already
-    decided, then each run of articles (to check) and of deletions (to forget), in order."""
+    decided; the articles and deletions in order (`asked`: each one's place in the batch,
+    and an article's fingerprint), and what the index is asked about each (`ops`)."""
 
     decisions: list[Decision | None]
-    steps: list[_Checks | _Deletions]
-    positions: Sequence[tuple[int, int]] | None
+    asked: list[tuple[int, Article | None, Fingerprint | None]]
+    ops: list[Op]
 
 
 class Pipeline:
@@ -69,54 +68,28 @@ class Pipeline:
             [a.text for _, a in articles], [a.format for _, a in articles]
         )
         printed = {i: fp for (i, _), fp in zip(articles, fingerprints, strict=True)}
-        work = [(i, d) for i, d in enumerate(decoded) if not isinstance(d, Rejection)]
-        steps: list[_Checks | _Deletions] = []
-        for kind, run in itertools.groupby(work, lambda w: type(w[1])):
-            items = list(run)
-            if kind is Article:
-                steps.append(
-                    _Checks([(i, a, printed[i]) for i, a in items if isinstance(a, Article)])
-                )
-            else:
-                steps.append(_Deletions([(i, d) for i, d in items if isinstance(d, Deletion)]))
-        return Prepared(decisions, steps, positions)
+        asked: list[tuple[int, Article | None, Fingerprint | None]] = []
+        ops: list[Op] = []
+        for i, item in enumerate(decoded):
+            position = positions[i] if positions else None
+            if isinstance(item, Article):
+                fp = printed[i]
+                asked.append((i, item, fp))
+                ops.append(Probe(item.id, fp.content_hash, fp.search, fp.sketch, position))
+            elif not isinstance(item, Rejection):
+                asked.append((i, None, None))
+                ops.append(Forget(item.id, position))
+        return Prepared(decisions, asked, ops)
 
-    async def decide(self, prepared: Prepared) -> list[Decision]:
-        """Ask the index, run after run; may be called again after a failure (the index is
-        idempotent per id)."""
+    async def decide(self, prepared: Prepared, owner: Owner | None = None) -> list[Decision]:
+        """Ask the index (one try: may be called again after a failure, as the index is
+        idempotent per message); `owner`: as for Index.decide."""
         decisions = list(prepared.decisions)
-        for step in prepared.steps:
-            if isinstance(step, _Checks):
-                await self._check(step.items, decisions, prepared.positions)
+        answers = await self.index.decide(prepared.ops, owner)
+        for (i, article, fp), op, answer in zip(prepared.asked, prepared.ops, answers, strict=True):
+            if article is not None and fp is not None and not isinstance(answer, bool):
+                decisions[i] = Accepted(article, fp, answer)
             else:
-                await self._forget(step.items, decisions)
+                decisions[i] = Forgotten(op.id, bool(answer))
         assert all(d is not None for d in decisions)
         return decisions  # type: ignore[return-value]  # every slot was filled above
-
-    async def _forget(
-        self, items: list[tuple[int, Deletion]], decisions: list[Decision | None]
-    ) -> None:
-        held = await self.index.forget([d.id for _, d in items])
-        for (i, deletion), was in zip(items, held, strict=True):
-            decisions[i] = Forgotten(deletion.id, was)
-
-    async def _check(
-        self,
-        articles: list[tuple[int, Article, Fingerprint]],
-        decisions: list[Decision | None],
-        positions: Sequence[tuple[int, int]] | None,
-    ) -> None:
-        verdicts = await self.index.check_and_insert(
-            [
-                Probe(
-                    a.id,
-                    fp.content_hash,
-                    fp.search,
-                    fp.sketch,
-                    None if not positions else positions[i],
-                )
-                for i, a, fp in articles
-            ]
-        )
-        for (i, article, fp), verdict in zip(articles, verdicts, strict=True):
-            decisions[i] = Accepted(article, fp, verdict)

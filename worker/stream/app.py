@@ -18,7 +18,7 @@ import logging
 import os
 import tempfile
 from asyncio import FIRST_COMPLETED
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from contextlib import AsyncExitStack
 from functools import cache, partial
 from pathlib import Path
@@ -28,8 +28,9 @@ import faust
 from faust.app.base import BootStrategy
 
 from worker import wiring
-from worker.errors import IndexStoreError, IndexUnavailable, LayoutMismatch
+from worker.errors import IndexFenced, IndexStoreError
 from worker.model import Decision
+from worker.pipeline.in_turn import InTurn
 from worker.pipeline.pipeline import Pipeline, Prepared
 from worker.settings import Settings
 from worker.stream.consumer import Batch, Input
@@ -41,16 +42,12 @@ from worker.stream.outbox import Outbox
 from worker.stream.transactions import Transactions
 
 log = logging.getLogger(__name__)
-MAX_RETRY_DELAY_S = 5.0
-# Tries of a batch that the index refuses (a script error, a full Redis, a missing right), as
-# against one it cannot be reached for (retried for as long as it takes); then the worker stops.
-REFUSED_TRIES = 5
 EXIT_STOPPED = 70  # (EX_SOFTWARE) the exit status of a worker stopped by stop_worker
 SWEEP_INTERVAL_S = 1.0  # with a retention window: one expiry sweep step this often
 SWEEP_STEP = 1000  # records looked at per step (one short Lua call)
 STOP_TIMEOUT_S = 20.0  # a stop waits this long for the batch being decided to go out
 Ahead = tuple[Batch, Prepared]
-Deciding = tuple[Batch, "asyncio.Future[list[Decision]]"]
+Deciding = tuple[Batch, "asyncio.Future[list[Decision] | None]"]
 
 
 class _Boot(BootStrategy):
@@ -178,12 +175,19 @@ async def _loop(
     stopping: asyncio.Event,
 ) -> None:
     """Batch after batch, two at a time: a batch is sent to the index before the verdicts
-    of the one before are read (the index keeps them in order: RedisIndex), then the next is
-    fetched and fingerprinted while Redis runs them; verdicts go to the outbox in order, as
-    soon as they are decided. With nothing fetched yet, the worker waits for whichever comes
-    first, the next records or the verdicts: at a steady rate, the next batch is then on its
-    way before the one before is published. A batch fetched before a revocation is dropped
-    (not committed: the partition's next owner decides it)."""
+    of the one before are read (the index and InTurn keep them in order, whatever fails),
+    then the next is fetched and fingerprinted while Redis runs them; verdicts go to the
+    outbox in order, as soon as they are decided. With nothing fetched yet, the worker waits
+    for whichever comes first, the next records or the verdicts: at a steady rate, the next
+    batch is then on its way before the one before is published. A batch fetched before a
+    revocation is dropped (not committed: the partition's next owner decides it), and so is
+    one that the index fenced off once its partitions were revoked."""
+
+    def retrying(exc: IndexStoreError, delay_s: float) -> None:
+        metrics.index_retries.inc()
+        log.warning("index failed (%s); trying the batch again in %.1f s", exc, delay_s)
+
+    in_turn = InTurn(on_retry=retrying)
     ahead: Ahead | None = None
     deciding: Deciding | None = None
     fetching: asyncio.Future[Ahead | None] | None = None
@@ -207,8 +211,9 @@ async def _loop(
                 await source.commit(due_only=True)
                 continue
             batch, prepared = ahead
+            decide = partial(pipeline.decide, prepared, source.owner(batch))
             started = asyncio.ensure_future(
-                _timed(metrics, _run_with_retry(partial(pipeline.decide, prepared), metrics))
+                _timed(metrics, in_turn.start(decide, partial(source.current, batch)))
             )
             if deciding is not None:
                 await _publish(deciding, source, outbox, deliver)
@@ -233,14 +238,23 @@ async def _publish(
     deliver: Deliver,
 ) -> None:
     """Once the batch is decided, its verdicts into the outbox (unless its partitions were
-    revoked meanwhile)."""
+    revoked meanwhile). A batch fenced off while its partitions are still this worker's, as
+    it thinks, means that the group gave them to another worker (this one was paused past
+    the session timeout): the worker stops, committing nothing more."""
     batch, decided = deciding
-    decisions = await decided
-    if source.current(batch):
+    try:
+        decisions = await decided
+    except IndexFenced:
+        if source.current(batch):
+            raise
+        return
+    if decisions is not None and source.current(batch):
         await outbox.put(batch, partial(deliver, batch, decisions, source))
 
 
-async def _timed(metrics: Metrics, decided: Awaitable[list[Decision]]) -> list[Decision]:
+async def _timed(
+    metrics: Metrics, decided: Awaitable[list[Decision] | None]
+) -> list[Decision] | None:
     with metrics.batch_seconds.time():
         return await decided
 
@@ -294,28 +308,3 @@ async def _fetch(source: Input, pipeline: Pipeline, wait: bool) -> Ahead | None:
     values = [r.value for r in batch.records]
     positions = [(r.partition, r.offset) for r in batch.records]
     return batch, pipeline.prepare(values, positions)
-
-
-async def _run_with_retry(
-    decide: Callable[[], Awaitable[list[Decision]]], metrics: Metrics
-) -> list[Decision]:
-    """Wait out an unreachable index: the batch is retried, never skipped, and its offsets are
-    not committed meanwhile (retrying is safe: the index is idempotent per id). An index that
-    refuses the batch is tried REFUSED_TRIES times, and one of another layout not again: the
-    error is raised (the worker stops)."""
-    delay = 0.1
-    refused = 0
-    while True:
-        try:
-            return await decide()
-        except LayoutMismatch:
-            raise
-        except IndexStoreError as exc:
-            if not isinstance(exc, IndexUnavailable):
-                refused += 1
-                if refused >= REFUSED_TRIES:
-                    raise
-            metrics.index_retries.inc()
-            log.warning("index failed (%s); retrying the batch in %.1f s", exc, delay)
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, MAX_RETRY_DELAY_S)

@@ -21,6 +21,7 @@ from typing import Any, TypeAlias
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, ConsumerRecord, TopicPartition
 from aiokafka.errors import CommitFailedError, KafkaError
 
+from worker.model import Owner
 from worker.settings import Settings
 from worker.stream.kafka import client_options, started
 
@@ -45,6 +46,7 @@ Record: TypeAlias = "ConsumerRecord[bytes, bytes]"
 class Batch:
     epoch: int  # the assignment the records were fetched in (one more at each revocation)
     records: list[Record]
+    generation: int  # the consumer group generation it was fetched in (-1: none)
 
 
 class Input(ConsumerRebalanceListener):  # type: ignore[misc]
@@ -79,7 +81,14 @@ class Input(ConsumerRebalanceListener):  # type: ignore[misc]
         """Whether the batch's partitions are still this worker's: fetched in this assignment,
         and no revocation under way (a batch sent once its partitions are being revoked would
         be sent by their next owner too)."""
-        return batch.epoch == self._epoch and not self._revoking
+        return batch.epoch == self._epoch and not self._revoking and batch.generation >= 0
+
+    def owner(self, batch: Batch) -> Owner:
+        """Whom the index is to take the batch's decisions from: the owner of its partitions in
+        the group generation it was fetched in (a worker of a later generation that claimed
+        one of them fences this one off)."""
+        scope = f"{self._settings.app_id}/{self._settings.input_topic}"
+        return Owner(scope, batch.generation)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Input]:
@@ -101,7 +110,11 @@ class Input(ConsumerRebalanceListener):  # type: ignore[misc]
         )
         epoch = self._epoch
         records = [r for part in fetched.values() for r in part]
-        return Batch(epoch, records)
+        # (aiokafka keeps the generation on its group coordinator only; -1 once the broker
+        # said that this member's generation is not current: the batch is then not current)
+        coordinator = self._consumer._coordinator
+        generation = coordinator.generation if coordinator is not None else -1
+        return Batch(epoch, records, generation)
 
     def delivered(self, batch: Batch) -> None:
         """Kafka has all of the batch's output: its offsets may be committed (unless its

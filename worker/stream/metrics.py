@@ -19,8 +19,8 @@ from prometheus_client import (
     ProcessCollector,
 )
 
-from worker.index.base import Index
-from worker.model import Decision, Forgotten, Probe, Rejection, Verdict
+from worker.index.base import Index, Op
+from worker.model import Decision, Forgotten, Owner, Probe, Rejection, Verdict
 
 log = logging.getLogger(__name__)
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
@@ -154,6 +154,10 @@ class TimedIndex:
 
     def __init__(self, index: Index, metrics: Metrics) -> None:
         self.index, self.metrics, self.threshold = index, metrics, index.threshold
+
+    async def decide(self, ops: Sequence[Op], owner: Owner | None = None) -> list[Verdict | bool]:
+        with self.metrics.index_seconds.time():
+            return await self.index.decide(ops, owner)
 
     async def check_and_insert(self, probes: Sequence[Probe]) -> list[Verdict]:
         with self.metrics.index_seconds.time():

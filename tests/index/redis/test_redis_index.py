@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -101,11 +102,15 @@ async def test_bucket_entries_are_fingerprint_sequence_and_time(
 
 async def assert_only_bookkeeping_left(client: aioredis.Redis, namespace: str) -> None:
     """The layout, the sequence counter and the recent-inserts ring, every slot zeroed but for
-    its sequence number, and the records of the last calls (sequence numbers only, kept for
-    seconds): no trace of any article."""
+    its sequence number, the records of the last calls (sequence numbers only, kept for
+    seconds) and the chains' last numbers (kept a day): no trace of any article."""
     keys = NamespaceKeys(namespace)
     records = await client.keys(f"{keys.prefix}call:*")
     assert [0 < await client.ttl(k) <= 10 for k in records] == [True] * len(records)
+    chains = await client.keys(f"{keys.prefix}chain:*")
+    assert [0 < await client.ttl(k) <= 86400 for k in chains] == [True] * len(chains)
+    assert all([(await client.get(k) or b"").isdigit() for k in chains])
+    records += chains
     left = sorted(k.decode() for k in await client.keys("*") if k not in records)
     assert left == [keys.meta, keys.recent, keys.seq]
     ring = np.frombuffer(await client.get(NamespaceKeys(namespace).recent), dtype=ENTRY)
@@ -306,7 +311,7 @@ async def call_in_order(
     assert index.epoch is not None
     read = BucketRead(snapshot[0], Nearest(b"", 0, 0), [])
     in_order = InOrder(snapshot[0], snapshot[1], earlier, index.keys.call_record)
-    [call] = index.script_calls.calls([article], [read], index.epoch, in_order)
+    [call] = index.script_calls.calls([article], [read], index.epoch, in_order=in_order)
     [[reply]] = await scripts.run(index.client, Script.CHECK_AND_INSERT, [call.argv])
     assert call.record is not None
     return index.script_calls.verdict(article, reply), call.record
@@ -382,10 +387,11 @@ async def test_batches_wait_for_the_one_before_once_other_workers_crowd_the_ring
         probes: list[Probe],
         reads: list[BucketRead | None],
         epoch: str,
+        guard: Callable[[], bytes] = bytes,
         in_order: InOrder | None = None,
     ) -> list[scripts.Call]:
         named.append(-1 if in_order is None else len(in_order.earlier))
-        return calls(probes, reads, epoch, in_order)
+        return calls(probes, reads, epoch, guard, in_order)
 
     monkeypatch.setattr(worker.script_calls, "calls", spied)
     rng = random.Random(8)

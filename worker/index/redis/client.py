@@ -20,7 +20,13 @@ from redis.asyncio.connection import (
     UnixDomainSocketConnection,
 )
 
-from worker.errors import IndexReset, IndexStoreError, IndexUnavailable
+from worker.errors import (
+    IndexFenced,
+    IndexReset,
+    IndexStoreError,
+    IndexUnavailable,
+    OutOfTurn,
+)
 from worker.index.redis.keys import PREFIX
 
 # What a Redis ACL user needs (docs/operations.md; tested in tests/security).
@@ -87,8 +93,12 @@ _PACKING_IN_C: dict[type[AbstractConnection], type[AbstractConnection]] = {
 }
 
 
-# How the scripts say that the index is not the one the caller read (lua/lib.lua).
+# How the scripts say that the index is not the one the caller read, that a later consumer
+# group generation claimed an input partition of the call, and that an earlier call of its
+# chain did not run (lua/lib.lua).
 RESET_ERROR = "DEDUP_RESET"
+FENCED_ERROR = "DEDUP_FENCED"
+ORDER_ERROR = "DEDUP_ORDER"
 
 
 def translate(exc: redis.exceptions.RedisError) -> IndexStoreError:
@@ -106,4 +116,8 @@ def translate(exc: redis.exceptions.RedisError) -> IndexStoreError:
         return IndexStoreError(f"Redis refused the credentials in DEDUP_REDIS_URL: {exc}")
     if RESET_ERROR in str(exc):  # (in a pipeline, the message names the command first)
         return IndexReset("the index was emptied or built again since the worker read it")
+    if FENCED_ERROR in str(exc):
+        return IndexFenced(f"another worker owns the input partition now: {exc}")
+    if ORDER_ERROR in str(exc):
+        return OutOfTurn(f"a call sent before this one did not run: {exc}")
     return IndexStoreError(f"Redis refused the request: {exc}")

@@ -30,20 +30,21 @@ import redis.asyncio as aioredis
 import redis.exceptions
 
 from worker import defaults
-from worker.errors import IndexReset, LayoutMismatch
-from worker.index.base import Rule, duplicate_threshold
-from worker.index.redis import scripts
+from worker.errors import IndexReset, IndexUnavailable, LayoutMismatch, OutOfTurn
+from worker.index.base import Op, Rule, duplicate_threshold
+from worker.index.redis import guard, scripts
 from worker.index.redis.addresses import BucketAddresses
 from worker.index.redis.cache_keeper import CacheKeeper
 from worker.index.redis.client import Client, Encoded, bulk_string, packs_encoded, translate
 from worker.index.redis.format import LAYOUT_FORMAT
+from worker.index.redis.guard import Chain
 from worker.index.redis.keys import NamespaceKeys
 from worker.index.redis.nearest import BucketRead, Nearest, Search, gather, nearest
 from worker.index.redis.ordered import OrderedConnection
 from worker.index.redis.scripts import CallRecord, CheckAndInsertCalls, InOrder, Script
 from worker.layout.planner import default_layout
 from worker.layout.tables import Layout
-from worker.model import Kind, Probe, Verdict
+from worker.model import Forget, Kind, Owner, Probe, Verdict
 
 log = logging.getLogger(__name__)
 
@@ -144,6 +145,9 @@ class RedisIndex:
             else None
         )
         self._sending = asyncio.Lock()  # one batch reads and sends at a time, in turn
+        # The calls sent since the last failure, numbered (guard.py); a batch started before
+        # a failure is not sent after it (OutOfTurn), so that none overtakes a failed one.
+        self._chain = Chain(self.keys.chain())
         # The calls of the batches sent whose look at the ring (after them) is not yet taken in:
         # what the cache may lack.
         self._in_flight: list[list[CallRecord]] = []
@@ -216,32 +220,81 @@ class RedisIndex:
                 "DEDUP_NAMESPACE"
             )
         self._epoch = epoch
+        if self._ordered is not None:  # (the calls there are sent without waiting to load them)
+            await scripts.load(self.client, Script.CHECK_AND_INSERT, Script.SINCE)
 
     async def check_and_insert(self, probes: Sequence[Probe]) -> list[Verdict]:
-        if not probes:
-            return []
-        check = self._check if self._ordered is None else self._check_in_order
-        try:
-            return await check(probes)
-        except IndexReset:  # what was read came from the index before: read again
-            return await check(probes)
+        """(Index.check_and_insert) A batch of articles alone, outside a stream."""
+        return [v for v in await self._again(probes) if isinstance(v, Verdict)]
 
-    async def _check(self, probes: Sequence[Probe]) -> list[Verdict]:
-        async with self._sending:  # (batches decided in the order they came)
-            return await self.run_checks(probes, await self.read_buckets(probes))
+    async def forget(self, ids: Sequence[str]) -> list[bool]:
+        """Remove articles from every table; True for each id that was in the index."""
+        return [bool(v) for v in await self._again([Forget(i) for i in ids])]
+
+    async def _again(self, ops: Sequence[Op]) -> list[Verdict | bool]:
+        try:
+            return await self.decide(ops)
+        # (what was read came from the index before; a chain whose state Redis lost)
+        except (IndexReset, _ScriptsLoaded, OutOfTurn):
+            return await self.decide(ops)
+
+    async def decide(self, ops: Sequence[Op], owner: Owner | None = None) -> list[Verdict | bool]:
+        """(Index.decide) A batch of articles goes out at once, while the batches before may
+        still be running (_check_in_order, with the bucket cache); else, or with deletions,
+        once those sent before have run, its steps one after another in its turn. One try:
+        a failure is raised (IndexReset after taking in the index as it is now; OutOfTurn
+        when a batch sent before failed after this one was started), and the caller tries
+        the batches again in their order."""
+        if not ops:
+            return []
+        chain = self._chain
+        partitions = {op.position[0] for op in ops if op.position is not None}
+        claims = guard.claims(owner, partitions, self.keys.claims)
+        try:
+            if self._ordered is not None and all(isinstance(op, Probe) for op in ops):
+                probes = [op for op in ops if isinstance(op, Probe)]
+                return list(await self._check_in_order(probes, chain, claims))
+            async with self._sending:
+                self._in_turn(chain)
+                if self._ordered is not None:
+                    await self._ordered.settled()
+                out: list[Verdict | bool] = []
+                for run in _runs(ops):
+                    if isinstance(run[0], Probe):
+                        probes = [op for op in run if isinstance(op, Probe)]
+                        reads = await self.read_buckets(probes)
+                        out += await self.run_checks(probes, reads, claims)
+                    else:
+                        out += await self._forget(
+                            [op for op in run if isinstance(op, Forget)], claims
+                        )
+                return out
+        except BaseException:
+            if self._chain is chain:  # (the first failure of the chain starts a new one)
+                self._chain = Chain(self.keys.chain())
+            raise
+
+    def _in_turn(self, chain: Chain) -> None:
+        if chain is not self._chain:
+            raise OutOfTurn(
+                "a batch sent to the index before this one failed after this one was started; "
+                "this one goes again after it"
+            )
 
     async def _check_in_order(
-        self, probes: Sequence[Probe], load_scripts: bool = True
+        self, probes: Sequence[Probe], chain: Chain, claims: list[tuple[str, int]]
     ) -> list[Verdict]:
         """Read from the cache and send the calls, then the look that brings the cache up to
         them, without waiting for the batches sent before (unless none is in flight, or other
         workers insert much: then the cache is brought up first); then wait for the
-        replies, in order."""
+        replies, in order. The calls are numbered in `chain`: Redis runs none after one of
+        the chain that did not run."""
         ordered, kept = self._ordered, self._kept
         assert ordered is not None
         assert kept is not None
         cache = kept.cache
         async with self._sending:
+            self._in_turn(chain)
             if self._epoch is None:
                 await self.ensure_layout()
             fresh = not self._in_flight or time.monotonic() < self._wait_until
@@ -257,7 +310,9 @@ class RedisIndex:
                 self.keys.call_record,
             )
             reads = self._read_cache(probes, cache.last, kept.now_s)
-            calls = self.script_calls.calls(probes, reads, epoch, in_order)
+            calls = self.script_calls.calls(
+                probes, reads, epoch, lambda: guard.pack(chain, claims), in_order
+            )
             commands = [("EVALSHA", scripts.sha(Script.CHECK_AND_INSERT), *c.argv) for c in calls]
             commands.append(
                 (
@@ -280,9 +335,9 @@ class RedisIndex:
             self._in_flight.remove(records)
         failed = [a for a in (*answers, look) if isinstance(a, redis.exceptions.ResponseError)]
         if failed:
-            if load_scripts and any(isinstance(a, redis.exceptions.NoScriptError) for a in failed):
+            if any(isinstance(a, redis.exceptions.NoScriptError) for a in failed):
                 await scripts.load(self.client, Script.CHECK_AND_INSERT, Script.SINCE)
-                return await self._check_in_order(probes, load_scripts=False)
+                raise _ScriptsLoaded("Redis had lost the scripts; they are loaded again")
             error = translate(failed[0])
             if isinstance(error, IndexReset) and epoch == self._epoch:
                 self._report_reset("the index was emptied or built again (its epoch changed)")
@@ -366,13 +421,21 @@ class RedisIndex:
         return [next(reads) if p.fingerprint is not None else None for p in probes]
 
     async def run_checks(
-        self, probes: Sequence[Probe], reads: Sequence[BucketRead | None]
+        self,
+        probes: Sequence[Probe],
+        reads: Sequence[BucketRead | None],
+        claims: Sequence[tuple[str, int]] = (),
     ) -> list[Verdict]:
         """The second step of check_and_insert: the script calls that decide and insert,
         given what `read_buckets` found (whatever was inserted in between, they see)."""
         replies = await self._run(
             Script.CHECK_AND_INSERT,
-            lambda epoch: [c.argv for c in self.script_calls.calls(probes, reads, epoch)],
+            lambda epoch: [
+                c.argv
+                for c in self.script_calls.calls(
+                    probes, reads, epoch, lambda: guard.pack(None, claims)
+                )
+            ],
         )
         return [
             self.script_calls.verdict(p, reply)
@@ -433,19 +496,17 @@ class RedisIndex:
         names = self._addresses.names([fingerprint])
         return [names[i] for i in found.expired]
 
-    async def forget(self, ids: Sequence[str]) -> list[bool]:
-        """Remove articles from every table; True for each id that was in the index."""
-        if not ids:
-            return []
-        async with self._sending:  # after every batch sent, before any sent later
-            if self._ordered is not None:
-                await self._ordered.settled()
-            [reply] = await self._run(
-                Script.FORGET,
-                lambda epoch: [
-                    scripts.forget_call(self.keys, epoch, self.redelivery_window_s, ids)
-                ],
-            )
+    async def _forget(
+        self, forgets: Sequence[Forget], claims: Sequence[tuple[str, int]]
+    ) -> list[bool]:
+        [reply] = await self._run(
+            Script.FORGET,
+            lambda epoch: [
+                scripts.forget_call(
+                    self.keys, epoch, guard.pack(None, claims), self.redelivery_window_s, forgets
+                )
+            ],
+        )
         return [bool(r) for r in reply]
 
     async def expire(self, limit: int = 1000) -> int:
@@ -503,3 +564,13 @@ class RedisIndex:
         if self._ordered is not None:
             await self._ordered.close()
         await self.client.aclose()
+
+
+class _ScriptsLoaded(IndexUnavailable):
+    """Redis did not have the scripts (a restart, SCRIPT FLUSH): they were loaded, nothing of
+    the batch ran, and it can be sent again at once."""
+
+
+def _runs(ops: Sequence[Op]) -> list[list[Op]]:
+    """The ops in runs of articles and of deletions, in order."""
+    return [list(run) for _, run in itertools.groupby(ops, type)]

@@ -52,9 +52,19 @@ class NamespaceKeys:
 
     @property
     def gone(self) -> str:
-        """A STRING under this prefix and an id: the record of an article that a later message
-        deleted or replaced, kept for a while (lua/lib.lua, keep_gone)."""
+        """A STRING under this prefix, a message's position in hex, ':' and an id: what that
+        message did to the article, kept for a while (lua/lib.lua, gone_key)."""
         return self.prefix + "gone:"
+
+    @property
+    def claims(self) -> str:
+        """A STRING under this prefix, a consumer group and topic, '/' and an input partition:
+        the group generation of the worker that owns the partition (guard.py)."""
+        return self.prefix + "owner:"
+
+    def chain(self) -> str:
+        """A new key for a chain of calls (a STRING: the number of its last call; guard.py)."""
+        return f"{self.prefix}chain:{secrets.token_hex(8)}"
 
     def call_record(self) -> str:
         """A new key for a check-and-insert call's record (a STRING, kept a minute:

@@ -25,7 +25,7 @@ from worker.index.redis.format import pack_position
 from worker.index.redis.keys import NamespaceKeys
 from worker.index.redis.nearest import BucketRead, earlier_within, within_earlier_calls
 from worker.layout.tables import Layout, Table
-from worker.model import Kind, Probe, Verdict
+from worker.model import Forget, Kind, Probe, Verdict
 from worker.text.simhash import from_bytes, to_bytes
 
 
@@ -160,7 +160,7 @@ class CheckAndInsertCalls:
                 int(renew_on_match),
             ],
         )
-        self._after_epoch = [
+        self._after_guard = [
             keys.gone,
             redelivery_window_s,
             int(layout.reaches_all(rule.radius)),
@@ -173,9 +173,11 @@ class CheckAndInsertCalls:
         probes: Sequence[Probe],
         reads: Sequence[BucketRead | None],
         epoch: str,
+        guard: Callable[[], bytes] = bytes,
         in_order: InOrder | None = None,
     ) -> list[Call]:
-        """One call per ARTICLES_PER_CALL probes, in order, for the index of `epoch`; with
+        """One call per ARTICLES_PER_CALL probes, in order, for the index of `epoch`, each
+        with the guard `guard` gives (guard.py; it numbers the calls of a chain); with
         `in_order`, each leaves a record and takes those of the earlier calls."""
         out = []
         in_flight: list[Any] = [b"", b"", 0]  # (ARGV[b+1] on: check_and_insert.lua)
@@ -192,7 +194,8 @@ class CheckAndInsertCalls:
             call = [
                 *self._before_epoch,
                 epoch,
-                *self._after_epoch,
+                guard(),
+                *self._after_guard,
                 record.key if record is not None else b"",
                 *in_flight,
             ]
@@ -288,11 +291,17 @@ def since_call(keys: NamespaceKeys, epoch: str, last: int, last_entry: bytes) ->
 
 
 def forget_call(
-    keys: NamespaceKeys, epoch: str, redelivery_window_s: int, ids: Sequence[str]
+    keys: NamespaceKeys,
+    epoch: str,
+    guard: bytes,
+    redelivery_window_s: int,
+    forgets: Sequence[Forget],
 ) -> list[Any]:
+    each = itertools.chain.from_iterable(
+        (f.id.encode("utf-8"), pack_position(f.position)) for f in forgets
+    )
     return with_keys(
-        keys.shared,
-        [keys.buckets, epoch, keys.gone, redelivery_window_s, *(i.encode("utf-8") for i in ids)],
+        keys.shared, [keys.buckets, epoch, guard, keys.gone, redelivery_window_s, *each]
     )
 
 

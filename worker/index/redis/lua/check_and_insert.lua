@@ -21,14 +21,15 @@
 -- ARGV[8]   the most candidates compared by their sketches (the nearest)
 -- ARGV[9]   1: an article matched by a copy is renewed (its retention starts again)
 -- ARGV[10]  the index's epoch as the caller knows it (lib.lua, changed_index)
--- ARGV[11]  the key prefix of records kept after a deletion or an update, ARGV[12] for how
+-- ARGV[11]  the guard: the call's chain and claims (lib.lua, parse_guard); "": none
+-- ARGV[12]  the key prefix of records kept after a deletion or an update, ARGV[13] for how
 --           many seconds (lib.lua, keep_gone)
--- ARGV[13]  1: the tables bring every pair within r together (an exact layout), so whether an
+-- ARGV[14]  1: the tables bring every pair within r together (an exact layout), so whether an
 --           article's probes reach a candidate is not asked; 0: asked (sampled tables)
--- ARGV[14]  T, the number of tables; then per table: its width in bits, its probe radius, and
+-- ARGV[15]  T, the number of tables; then per table: its width in bits, its probe radius, and
 --           which half of a candidate to compare first (0: bytes 1-4; 4: bytes 5-8): the half
 --           its key covers least, which rejects most candidates soonest
--- Then, with b = 15 + 3T:
+-- Then, with b = 16 + 3T:
 -- ARGV[b]   a key for this call's record ("": none): for CALL_RECORD_S seconds, the range of
 --           sequence numbers the call gave out and each article's number (if it was indexed),
 --           which a later call whose read predates this one takes instead of comparing every
@@ -85,7 +86,10 @@ local duplicate_bins, related_bins = tonumber(ARGV[6]), tonumber(ARGV[7])
 local max_candidates, renewing = tonumber(ARGV[8]), ARGV[9] == '1'
 local changed = changed_index(KEYS[4], ARGV[10])
 if changed then return changed end
-local gone_prefix, gone_window = ARGV[11], tonumber(ARGV[12])
+local guard = parse_guard(ARGV[11])
+local refused = guard_refuses(guard)
+if refused then return refused end
+local gone_prefix, gone_window = ARGV[12], tonumber(ARGV[13])
 local MGET_CHUNK = 1000
 local CALL_RECORD_S = 10
 local bxor, byte = bit.bxor, string.byte
@@ -104,8 +108,8 @@ local BITS_SET = {[0] = 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 1, 2, 2,
 
 -- The tables: width, radius, which half first, and the prefix of their bucket keys.
 local tables = {}
-local reaches_all = ARGV[13] == '1'
-for i = 15, 14 + 3 * tonumber(ARGV[14]), 3 do
+local reaches_all = ARGV[14] == '1'
+for i = 16, 15 + 3 * tonumber(ARGV[15]), 3 do
   local width = tonumber(ARGV[i])
   tables[#tables + 1] = {width = width, radius = tonumber(ARGV[i + 1]),
                          hex = math.ceil(width / 4), half = tonumber(ARGV[i + 2]),
@@ -136,7 +140,7 @@ do
 end
 -- Below about this many entries, comparing each costs Lua less than an article's lookups.
 local BLOCKS_FROM = 100
-local after_tables = 15 + 3 * #tables  -- (ARGV[b] in the header)
+local after_tables = 16 + 3 * #tables  -- (ARGV[b] in the header)
 local record_key = ARGV[after_tables]
 
 -- This call's ring entries: `inserted[i]`, the i-th article's (if it was indexed);
@@ -595,20 +599,23 @@ end
 
 -- A redelivery of an id already decided: its reply again; so too for the redelivery of a
 -- message whose article a later message deleted or replaced (its kept record has the same
--- position). New text: the old article is removed (and kept). Returns the reply (or nil) and
--- whether the id was replaced.
+-- position). New text: the old article is removed (and kept), unless a later message of the
+-- same input partition decided it (a redelivery whose record is no longer kept): that one is
+-- decided without being indexed or recorded (stale). Returns the reply (or nil), whether the
+-- id was replaced, and whether the article is stale.
 local function replay_or_replace(art)
   local held = record_of(art.id)
   if held and rec_content(held) == art.content then
     return reply_from(held, 1, 0, 0, 0), 0
   end
   if art.position ~= NO_POSITION then
-    local gone = redis.call('GET', gone_prefix .. art.id)
-    if gone and rec_position(gone) == art.position and rec_content(gone) == art.content then
+    local gone = redis.call('GET', gone_key(gone_prefix, art.position, art.id))
+    if gone and not is_deletion(gone) and rec_content(gone) == art.content then
       return reply_from(gone, 1, 0, 0, 0), 0
     end
   end
   if not held then return nil, 0 end
+  if later_in_partition(rec_position(held), art.position) then return nil, 0, true end
   flush()
   keep_gone(gone_prefix, gone_window, art.id, held)
   remove_article(KEYS, prefix, art.id, held)
@@ -673,7 +680,7 @@ end
 -- and where the next article's arguments start.
 local function decide(place, a)
   local art, next_article = parse_article(a)
-  local replayed, replaced = replay_or_replace(art)
+  local replayed, replaced, stale = replay_or_replace(art)
   if replayed then return replayed, next_article end
 
   local kind, dist, bins, dup_id, dup_fp, original = 'unique', 0, 0, '', nil, art.id
@@ -703,13 +710,14 @@ local function decide(place, a)
 
   -- Every article but an exact copy is indexed: a later copy may be closest to a copy.
   local seq = ZERO4
-  if kind ~= 'exact' then
+  if kind ~= 'exact' and not stale then
     seq, inserted[place] = insert(art)
   end
   local has_fp = art.fp ~= ''
   local decided = make_record(art.content, has_fp and art.fp or nil, kind, dist, bins, dup_fp,
                               seen_at, seq, now_s, art.position, has_fp and art.sketch or nil,
                               dup_id, original)
+  if stale then return reply_from(decided, 1, art.candidates, art.hot, 0), next_article end
   pending.doc[art.id] = decided
   if renewing and (kind == 'near' or kind == 'exact') then renew(dup_id) end
   return reply_from(decided, 0, art.candidates, art.hot, replaced), next_article
@@ -728,4 +736,5 @@ if record_key ~= '' then
   for _, entry in ipairs(renewed) do held[#held + 1] = entry_seq(entry, 1) end
   redis.call('SET', record_key, table.concat(held), 'EX', CALL_RECORD_S)
 end
+guard_passed(guard)
 return replies

@@ -193,11 +193,92 @@ local function remove_article(K, prefix, id, record, cutoff_s)
   redis.call('HDEL', docs, id)
 end
 
--- Keep the record of an article deleted or replaced by a later message, for `window` seconds
--- under `gone_prefix` .. id: a redelivery of the message that decided it (the same position in
--- the input topic) gets that verdict again (check_and_insert.lua, replay_or_replace).
+-- What a message at `position` (12 bytes) did to article `id` is kept under this key for a
+-- while: the record of the article it decided, once a later message deleted or replaced it,
+-- or the answer of a deletion. One key per message, so that a redelivery of any of an id's
+-- messages gets its own first answer, however often the id changed since.
+local function gone_key(gone_prefix, position, id)
+  return gone_prefix .. string.gsub(position, '.', function(c)
+    return string.format('%02x', string.byte(c))
+  end) .. ':' .. id
+end
+
+-- Keep the record of an article deleted or replaced by a later message, for `window` seconds:
+-- a redelivery of the message that decided it (the same position in the input topic) gets
+-- that verdict again (check_and_insert.lua, replay_or_replace).
 local function keep_gone(gone_prefix, window, id, record)
   if window > 0 and rec_position(record) ~= NO_POSITION then
-    redis.call('SET', gone_prefix .. id, record, 'EX', window)
+    redis.call('SET', gone_key(gone_prefix, rec_position(record), id), record, 'EX', window)
+  end
+end
+
+-- A deletion's answer as kept (forget.lua): 'D' and 1 or 0, whether the id was indexed; told
+-- from a kept record by its length.
+local DELETED = 'D'
+local function is_deletion(kept) return #kept == #DELETED + 1 end
+
+-- Whether position `a` comes after position `b` in the same input partition (both 12 bytes:
+-- the partition, then the offset, big-endian).
+local function later_in_partition(a, b)
+  return a ~= NO_POSITION and b ~= NO_POSITION and string.sub(a, 1, 4) == string.sub(b, 1, 4)
+    and a > b
+end
+
+-- The guard a writing call comes with (one argument, packed by worker/index/redis/guard.py;
+-- "" for none): the chain of calls it belongs to, and the claims of the input partitions whose
+-- messages it decides. A chain is a worker's calls sent one after another without waiting for
+-- the replies: call n of a chain runs only after call n - 1 of it did, so that a call that
+-- failed (refused, or lost) stops every later one of its chain rather than letting them
+-- overtake it. A claim is a consumer group generation: a call of an older generation than the
+-- one that last claimed the partition comes from a worker that no longer owns it, and writes
+-- nothing. Claims lapse after OWNER_S seconds without a call (a group deleted and made again
+-- starts its generations from 1); chains after CHAIN_S.
+local OWNER_S, CHAIN_S = 600, 86400
+
+local function parse_guard(blob)
+  if blob == '' then return nil end
+  local function text(at)
+    local length = struct.unpack('>I2', blob, at)
+    return string.sub(blob, at + 2, at + 1 + length), at + 2 + length
+  end
+  local guard, at = {claims = {}}, 1
+  guard.chain, at = text(at)
+  guard.number, at = struct.unpack('>d', blob, at)
+  while at <= #blob do
+    local key, generation
+    key, at = text(at)
+    generation, at = struct.unpack('>d', blob, at)
+    guard.claims[#guard.claims + 1] = {key = key, generation = generation}
+  end
+  return guard
+end
+
+-- Nil when the call may write, else the error reply it gets instead.
+local function guard_refuses(guard)
+  if not guard then return nil end
+  for _, claim in ipairs(guard.claims) do
+    local held = tonumber(redis.call('GET', claim.key) or '-1')
+    if held > claim.generation then
+      return redis.error_reply('DEDUP_FENCED ' .. claim.key .. ' was claimed by generation '
+        .. held .. ', this call comes from generation ' .. claim.generation)
+    end
+  end
+  if guard.chain ~= '' then
+    local last = tonumber(redis.call('GET', guard.chain) or '0')
+    if guard.number ~= last + 1 then
+      return redis.error_reply('DEDUP_ORDER call ' .. guard.number .. ' of its chain, after '
+        .. last .. ': an earlier call of the worker did not run')
+    end
+  end
+end
+
+-- The call ran: its claims are (still) the partitions', and the next call of its chain may run.
+local function guard_passed(guard)
+  if not guard then return end
+  for _, claim in ipairs(guard.claims) do
+    redis.call('SET', claim.key, string.format('%d', claim.generation), 'EX', OWNER_S)
+  end
+  if guard.chain ~= '' then
+    redis.call('SET', guard.chain, string.format('%d', guard.number), 'EX', CHAIN_S)
   end
 end
