@@ -1,6 +1,7 @@
 """What must hold after any fault: every input has a verdict, a repeated verdict is identical to
-the first, nothing is its own duplicate, no two copies of a text are both unique, and every
-alert names as its original an article that was unique."""
+the first, nothing is its own duplicate, no two copies of a text are both unique, the unique
+one of a text's copies in one input partition is the first of them there (first seen wins),
+and every alert names as its original an article that was unique."""
 
 from __future__ import annotations
 
@@ -54,13 +55,32 @@ def assert_guarantees(
         both = unique.intersection(ids)
         if reset_at is None:
             assert len(both) <= 1, f"copies of one text are all unique: {sorted(both)}"
+            sides = [ids]
         else:
             after = {i for i in both if first[i]["seen_at"] >= reset_at}
             message = f"copies of one text are unique on one side of the reset: {sorted(both)}"
             assert len(after) <= 1, message
             assert len(both - after) <= 1, message
+            when = {i: first[i].get("seen_at") or first[i]["detected_at"] for i in ids}
+            sides = [[i for i in ids if (when[i] >= reset_at) is s] for s in (False, True)]
+        for side in sides:
+            assert_first_seen_wins(first, side, unique)
     for i, v in first.items():
         if "duplicate_of" in v:
             assert v["duplicate_of"] in first, f"{i} points at an article with no verdict"
             assert v["original"] in unique, f"{i} names an original that was a duplicate"
     return sum(len(v) - 1 for v in seen.values())
+
+
+def assert_first_seen_wins(first: dict[str, Any], copies: list[str], unique: set[str]) -> None:
+    """Of the copies of one text in one input partition, only the first (the lowest offset)
+    may be unique: a later one that is, while an earlier one is a duplicate, overtook it."""
+    by_partition: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    for i in copies:
+        where = first[i]["source"]
+        by_partition[where["partition"]].append((where["offset"], i))
+    for placed in by_partition.values():
+        later = [i for _, i in sorted(placed)[1:]]
+        assert not unique.intersection(later), (
+            f"a later copy is unique and the first a duplicate: {sorted(placed)}"
+        )
