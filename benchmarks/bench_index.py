@@ -4,7 +4,8 @@ For each layout: bulk-load N random fingerprints (plus planted originals), then 
 one call at a time (latency p50/p99 as the client sees it), pipelined, and by two
 pipelined callers at once (as two worker replicas would), and check that the
 planted copies at every distance 0..k are found. Prints the planner's predictions beside the
-measurements, so the cost model can be checked (docs/scaling.md).
+measurements, so the cost model can be checked (docs/scaling.md). With `--markdown`, also the
+table of docs/performance.md, one row per layout.
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ LOAD_BATCH = 2000
 PLANTED_PER_DISTANCE = 30
 PLANTED_SIMILARITY = 0.9  # of a planted copy's sketch to its original's
 UNBOUNDED = 10**9  # read whole buckets: exact layouts must then find every planted pair
+MARKDOWN_HEADER = (  # of the table `--markdown` prints: measure() gives its rows
+    "| reading the buckets | one call at a time | pipelined, {depth} deep | two callers "
+    "| Redis CPU per article | recall 0..{threshold} |\n|---|---|---|---|---|---|"
+)
 
 
 def random_probes(rng: random.Random, count: int, prefix: str) -> list[Probe]:
@@ -124,7 +129,8 @@ async def measure(
     depth: int,
     budget_s: float,
     seed: int,
-) -> None:
+) -> str:
+    """Prints the figures; returns them as a row of the Markdown table (MARKDOWN_HEADER)."""
     client = index.client
     layout = index.layout
     rng = random.Random(seed)
@@ -228,6 +234,20 @@ async def measure(
         + " ".join(f"{r:.2f}" for r in per_d)
         + f"   (computed: {' '.join(f'{layout.recall(d):.2f}' for d in range(len(per_d)))})"
     )
+    source = (
+        "from the bucket cache (the default)"
+        if index.uses_bucket_cache
+        else "from Redis (`DEDUP_BUCKET_CACHE=false`)"
+    )
+    if layout_label != "planner's choice":
+        source = f"{layout.name()}, {source}"
+    reads = f"reads {read_us:,.0f}, " if round(read_us) else ""
+    recalls = {f"{r:.2f}" for r in per_d}
+    recall = recalls.pop() if len(recalls) == 1 else " ".join(f"{r:.2f}" for r in per_d)
+    return (
+        f"| {source} | {single:,.0f}/s | {piped:,.0f}/s | {both:,.0f}/s "
+        f"| {cpu_us:,.0f} us ({reads}script {script_us:,.0f} us) | {recall} |"
+    )
 
 
 async def server_cpu_s(client: Client) -> float:
@@ -254,6 +274,7 @@ async def run(args: argparse.Namespace) -> None:
         f"(max_bucket_read {UNBOUNDED:,}), duplicate similarity {args.similarity}; buckets "
         f"read {source}"
     )
+    rows: list[str] = []
     for label, layout in layouts_to_run(args.layouts.split(","), args.threshold, args.docs):
         index = RedisIndex(
             client,
@@ -263,18 +284,23 @@ async def run(args: argparse.Namespace) -> None:
             similarity=args.similarity,
             bucket_cache=args.bucket_cache,
         )
-        await measure(
-            index,
-            args.redis_url,
-            label,
-            args.docs,
-            args.measure,
-            args.depth,
-            args.budget,
-            args.seed,
+        rows.append(
+            await measure(
+                index,
+                args.redis_url,
+                label,
+                args.docs,
+                args.measure,
+                args.depth,
+                args.budget,
+                args.seed,
+            )
         )
     await wipe(client)
     await client.aclose()
+    if args.markdown:
+        print("\n" + MARKDOWN_HEADER.format(depth=args.depth, threshold=args.threshold))
+        print("\n".join(rows))
 
 
 def main() -> None:
@@ -307,6 +333,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--redis-url", default=os.environ.get("DEDUP_BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")
+    )
+    parser.add_argument(
+        "--markdown", action="store_true", help="also print the figures as a Markdown table"
     )
     asyncio.run(run(parser.parse_args()))
 
