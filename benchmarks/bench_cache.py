@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+from benchmarks.markdown import table
 from worker import defaults
 from worker.index.base import Rule, duplicate_threshold
 from worker.index.redis.addresses import BucketAddresses
@@ -99,15 +100,11 @@ def main() -> None:
 
 def markdown(sizes: list[int], measured: dict[bool, dict[int, float]]) -> str:
     """The table of docs/performance.md: CPU per fingerprint by store and entries."""
-    rows = [
-        "| entries in the copy | " + " | ".join(f"{size:,}" for size in sizes) + " |",
-        "|---" * (len(sizes) + 1) + "|",
-    ]
+    rows = []
     for compiled, name in STORES.items():
         us = measured[compiled]
-        cells = [f"{us[size]:.1f} us" if size in us else "(not run)" for size in sizes]
-        rows.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(rows)
+        rows.append([name, *(f"{us[n]:.1f} us" if n in us else "(not run)" for n in sizes)])
+    return table(["entries in the copy", *(f"{n:,}" for n in sizes)], rows)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import statistics
 import time
 from dataclasses import dataclass
 
+from benchmarks.markdown import table
 from benchmarks.redis_state import settle, wipe
 from worker import defaults, wiring
 from worker.index.redis import RedisIndex
@@ -33,10 +34,6 @@ LOAD_BATCH = 2000
 PLANTED_PER_DISTANCE = 30
 PLANTED_SIMILARITY = 0.9  # of a planted copy's sketch to its original's
 UNBOUNDED = 10**9  # read whole buckets: exact layouts must then find every planted pair
-MARKDOWN_HEADER = (  # of the table `--markdown` prints: measure() gives its rows
-    "| reading the buckets | one call at a time | pipelined, {depth} deep | two callers "
-    "| Redis CPU per article | recall 0..{threshold} |\n|---|---|---|---|---|---|"
-)
 
 
 def random_probes(rng: random.Random, count: int, prefix: str) -> list[Probe]:
@@ -129,8 +126,8 @@ async def measure(
     depth: int,
     budget_s: float,
     seed: int,
-) -> str:
-    """Prints the figures; returns them as a row of the Markdown table (MARKDOWN_HEADER)."""
+) -> list[str]:
+    """Prints the figures; returns them as a row of the `--markdown` table (run())."""
     client = index.client
     layout = index.layout
     rng = random.Random(seed)
@@ -244,10 +241,8 @@ async def measure(
     reads = f"reads {read_us:,.0f}, " if round(read_us) else ""
     recalls = {f"{r:.2f}" for r in per_d}
     recall = recalls.pop() if len(recalls) == 1 else " ".join(f"{r:.2f}" for r in per_d)
-    return (
-        f"| {source} | {single:,.0f}/s | {piped:,.0f}/s | {both:,.0f}/s "
-        f"| {cpu_us:,.0f} us ({reads}script {script_us:,.0f} us) | {recall} |"
-    )
+    redis = f"{cpu_us:,.0f} us ({reads}script {script_us:,.0f} us)"
+    return [source, f"{single:,.0f}/s", f"{piped:,.0f}/s", f"{both:,.0f}/s", redis, recall]
 
 
 async def server_cpu_s(client: Client) -> float:
@@ -274,7 +269,7 @@ async def run(args: argparse.Namespace) -> None:
         f"(max_bucket_read {UNBOUNDED:,}), duplicate similarity {args.similarity}; buckets "
         f"read {source}"
     )
-    rows: list[str] = []
+    rows: list[list[str]] = []
     for label, layout in layouts_to_run(args.layouts.split(","), args.threshold, args.docs):
         index = RedisIndex(
             client,
@@ -299,8 +294,9 @@ async def run(args: argparse.Namespace) -> None:
     await wipe(client)
     await client.aclose()
     if args.markdown:
-        print("\n" + MARKDOWN_HEADER.format(depth=args.depth, threshold=args.threshold))
-        print("\n".join(rows))
+        header = ["reading the buckets", "one call at a time", f"pipelined, {args.depth} deep"]
+        header += ["two callers", "Redis CPU per article", f"recall 0..{args.threshold}"]
+        print("\n" + table(header, rows))
 
 
 def main() -> None:

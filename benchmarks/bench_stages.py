@@ -24,6 +24,7 @@ import random
 import time
 
 from benchmarks.bench_index import random_probes, server_cpu_s
+from benchmarks.markdown import table
 from benchmarks.redis_state import aof_size, settle, wipe
 from tests.support.corpus import make_articles
 from worker import wiring
@@ -138,18 +139,13 @@ async def run(args: argparse.Namespace) -> None:
 def markdown(per_article: dict[str, float], redis_us: float, since: dict[int, float]) -> str:
     """The two tables of docs/performance.md: the steps, and Redis by the entries since a read."""
     steps = [*per_article.values(), sum(per_article.values()), redis_us]
-    return "\n".join(
-        [
-            "| " + " | ".join([*STAGES.values(), "total", "Redis"]) + " |",
-            "|---" * len(steps) + "|",
-            "| " + " | ".join(f"{us:.1f} us" for us in steps) + " |",
-            "",
-            "| entries inserted since the read | " + " | ".join(map(str, since)) + " |",
-            "|---" * (len(since) + 1) + "|",
-            "| Redis CPU per article | "
-            + " | ".join(f"{us:.1f} us" for us in since.values())
-            + " |",
-        ]
+    return (
+        table([*STAGES.values(), "total", "Redis"], [[f"{us:.1f} us" for us in steps]])
+        + "\n\n"
+        + table(
+            ["entries inserted since the read", *map(str, since)],
+            [["Redis CPU per article", *(f"{us:.1f} us" for us in since.values())]],
+        )
     )
 
 
