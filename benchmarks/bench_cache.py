@@ -1,7 +1,8 @@
 """The bucket cache's search (the worker's read of a batch's buckets, bucket_cache.py) on its own:
 CPU per fingerprint in batches of 100, with N entries in the copy, for the compiled store and
 the numpy store, at the default layout. Half of the fingerprints searched are near copies of
-indexed ones, half are new. No Redis, no Kafka.
+indexed ones, half are new. No Redis, no Kafka. With `--markdown`, also the table of
+docs/performance.md.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import time
 
 import numpy as np
 
+from benchmarks.markdown import table
 from worker import defaults
 from worker.index.base import Rule, duplicate_threshold
 from worker.index.redis.addresses import BucketAddresses
@@ -21,6 +23,7 @@ from worker.index.redis.nearest import Search
 from worker.layout.planner import default_layout
 
 BATCH = 100
+STORES = {True: "compiled store", False: "numpy store (without the kernel)"}
 
 
 def filled(compiled: bool, fingerprints: np.ndarray) -> BucketCache:
@@ -65,6 +68,9 @@ def main() -> None:
     parser.add_argument("--searches", type=int, default=10_000, help="fingerprints searched")
     parser.add_argument("--rounds", type=int, default=3, help="the best of these is printed")
     parser.add_argument("--numpy-up-to", type=int, default=100_000, help="larger: compiled only")
+    parser.add_argument(
+        "--markdown", action="store_true", help="also print the figures as a Markdown table"
+    )
     args = parser.parse_args()
     layout = default_layout()
     rule = Rule.of(layout, duplicate_threshold(layout, None), defaults.SIMILARITY)
@@ -75,7 +81,9 @@ def main() -> None:
         f"probed per fingerprint), batches of {BATCH}; CPU us per fingerprint, best of "
         f"{args.rounds}"
     )
-    for size in (int(s) for s in args.sizes.split(",")):
+    sizes = [int(s) for s in args.sizes.split(",")]
+    measured: dict[bool, dict[int, float]] = {compiled: {} for compiled in STORES}
+    for size in sizes:
         fingerprints = rng.integers(0, np.iinfo(np.uint64).max, size, dtype=np.uint64)
         searched = queries(fingerprints, args.searches, rng)
         line = f"  {size:>9,} entries:"
@@ -83,9 +91,20 @@ def main() -> None:
         for compiled in stores:
             cache = filled(compiled, fingerprints)
             if cache.compiled == compiled:  # (the compiled store may not be installed)
-                us = us_per_search(cache, searched, search, args.rounds)
+                us = measured[compiled][size] = us_per_search(cache, searched, search, args.rounds)
                 line += f"  {'compiled' if compiled else 'numpy'} {us:7.1f}"
         print(line, flush=True)
+    if args.markdown:
+        print("\n" + markdown(sizes, measured))
+
+
+def markdown(sizes: list[int], measured: dict[bool, dict[int, float]]) -> str:
+    """The table of docs/performance.md: CPU per fingerprint by store and entries."""
+    rows = []
+    for compiled, name in STORES.items():
+        us = measured[compiled]
+        rows.append([name, *(f"{us[n]:.1f} us" if n in us else "(not run)" for n in sizes)])
+    return table(["entries in the copy", *(f"{n:,}" for n in sizes)], rows)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ For each layout: bulk-load N random fingerprints (plus planted originals), then 
 one call at a time (latency p50/p99 as the client sees it), pipelined, and by two
 pipelined callers at once (as two worker replicas would), and check that the
 planted copies at every distance 0..k are found. Prints the planner's predictions beside the
-measurements, so the cost model can be checked (docs/scaling.md).
+measurements, so the cost model can be checked (docs/scaling.md). With `--markdown`, also the
+table of docs/performance.md, one row per layout.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import statistics
 import time
 from dataclasses import dataclass
 
+from benchmarks.markdown import table
 from benchmarks.redis_state import settle, wipe
 from worker import defaults, wiring
 from worker.index.redis import RedisIndex
@@ -124,7 +126,8 @@ async def measure(
     depth: int,
     budget_s: float,
     seed: int,
-) -> None:
+) -> list[str]:
+    """Prints the figures; returns them as a row of the `--markdown` table (run())."""
     client = index.client
     layout = index.layout
     rng = random.Random(seed)
@@ -228,6 +231,18 @@ async def measure(
         + " ".join(f"{r:.2f}" for r in per_d)
         + f"   (computed: {' '.join(f'{layout.recall(d):.2f}' for d in range(len(per_d)))})"
     )
+    source = (
+        "from the bucket cache (the default)"
+        if index.uses_bucket_cache
+        else "from Redis (`DEDUP_BUCKET_CACHE=false`)"
+    )
+    if layout_label != "planner's choice":
+        source = f"{layout.name()}, {source}"
+    reads = f"reads {read_us:,.0f}, " if round(read_us) else ""
+    recalls = {f"{r:.2f}" for r in per_d}
+    recall = recalls.pop() if len(recalls) == 1 else " ".join(f"{r:.2f}" for r in per_d)
+    redis = f"{cpu_us:,.0f} us ({reads}script {script_us:,.0f} us)"
+    return [source, f"{single:,.0f}/s", f"{piped:,.0f}/s", f"{both:,.0f}/s", redis, recall]
 
 
 async def server_cpu_s(client: Client) -> float:
@@ -254,6 +269,7 @@ async def run(args: argparse.Namespace) -> None:
         f"(max_bucket_read {UNBOUNDED:,}), duplicate similarity {args.similarity}; buckets "
         f"read {source}"
     )
+    rows: list[list[str]] = []
     for label, layout in layouts_to_run(args.layouts.split(","), args.threshold, args.docs):
         index = RedisIndex(
             client,
@@ -263,18 +279,24 @@ async def run(args: argparse.Namespace) -> None:
             similarity=args.similarity,
             bucket_cache=args.bucket_cache,
         )
-        await measure(
-            index,
-            args.redis_url,
-            label,
-            args.docs,
-            args.measure,
-            args.depth,
-            args.budget,
-            args.seed,
+        rows.append(
+            await measure(
+                index,
+                args.redis_url,
+                label,
+                args.docs,
+                args.measure,
+                args.depth,
+                args.budget,
+                args.seed,
+            )
         )
     await wipe(client)
     await client.aclose()
+    if args.markdown:
+        header = ["reading the buckets", "one call at a time", f"pipelined, {args.depth} deep"]
+        header += ["two callers", "Redis CPU per article", f"recall 0..{args.threshold}"]
+        print("\n" + table(header, rows))
 
 
 def main() -> None:
@@ -307,6 +329,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--redis-url", default=os.environ.get("DEDUP_BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")
+    )
+    parser.add_argument(
+        "--markdown", action="store_true", help="also print the figures as a Markdown table"
     )
     asyncio.run(run(parser.parse_args()))
 

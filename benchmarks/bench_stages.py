@@ -10,7 +10,8 @@ worker inserted between the batch's read and its calls (as when two workers' bat
 overlap): the script compares those itself (check_and_insert.lua, search_since). Random
 fingerprints, taking turns across the counts.
 
-Times RedisIndex's steps apart (read_buckets, script_calls, scripts.run).
+Times RedisIndex's steps apart (read_buckets, script_calls, scripts.run). With `--markdown`,
+also both as the tables of docs/performance.md.
 Needs Redis (`bash stack/local-stack.sh up`); uses database 12 and empties it.
 """
 
@@ -23,6 +24,7 @@ import random
 import time
 
 from benchmarks.bench_index import random_probes, server_cpu_s
+from benchmarks.markdown import table
 from benchmarks.redis_state import aof_size, settle, wipe
 from tests.support.corpus import make_articles
 from worker import wiring
@@ -35,7 +37,15 @@ from worker.pipeline.outputs import Source, output_messages
 from worker.settings import Settings
 
 BATCH = 100
-STAGES = ("decode", "fingerprint", "read", "calls", "script", "replies", "messages")
+STAGES = {  # each timed step, and its column in the Markdown table
+    "decode": "decode",
+    "fingerprint": "fingerprint",
+    "read": "read the buckets",
+    "calls": "build the script calls",
+    "script": "script calls",
+    "replies": "replies",
+    "messages": "output messages",
+}
 SINCE_READ = (0, 50, 100, 200, 400)  # entries another worker inserts between read and calls
 
 
@@ -122,6 +132,21 @@ async def run(args: argparse.Namespace) -> None:
         "batch's read and its calls: "
         + ", ".join(f"{others} {us:.1f} us" for others, us in since.items())
     )
+    if args.markdown:
+        print("\n" + markdown(per_article, redis_us, since))
+
+
+def markdown(per_article: dict[str, float], redis_us: float, since: dict[int, float]) -> str:
+    """The two tables of docs/performance.md: the steps, and Redis by the entries since a read."""
+    steps = [*per_article.values(), sum(per_article.values()), redis_us]
+    return (
+        table([*STAGES.values(), "total", "Redis"], [[f"{us:.1f} us" for us in steps]])
+        + "\n\n"
+        + table(
+            ["entries inserted since the read", *map(str, since)],
+            [["Redis CPU per article", *(f"{us:.1f} us" for us in since.values())]],
+        )
+    )
 
 
 def growth(before: tuple[int, int] | None, after: tuple[int, int] | None, articles: int) -> str:
@@ -165,6 +190,9 @@ def main() -> None:
         "--trials", type=int, default=40, help="batches per count of entries since the read"
     )
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/12")
+    parser.add_argument(
+        "--markdown", action="store_true", help="also print the figures as Markdown tables"
+    )
     asyncio.run(run(parser.parse_args()))
 
 
