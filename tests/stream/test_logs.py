@@ -1,5 +1,6 @@
 import json
 import logging
+import logging.config
 import re
 
 import pytest
@@ -51,3 +52,51 @@ def test_json_log_lines_keep_extra_fields() -> None:
     assert line["partition"] == 3
     assert "args" not in line
     assert "msecs" not in line
+
+
+SECRET = "hunter2-pä55"  # (no character that JSON escapes: found as it is if it leaks)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_secrets_are_redacted_in_tracebacks_stacks_and_extra_fields(
+    fmt: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    logging.config.dictConfig(logging_config("info", fmt, [SECRET]))
+    try:
+        log = logging.getLogger("test.redact.formats")
+        try:
+            try:
+                raise ConnectionError(f"redis://:{SECRET}@cache:6379 refused")
+            except ConnectionError as exc:
+                raise RuntimeError(f"no index (password {SECRET})") from exc
+        except RuntimeError:
+            log.exception("cannot start")
+        log.handle(
+            log.makeRecord(
+                log.name,
+                logging.WARNING,
+                __file__,
+                1,
+                "with a stack",
+                (),
+                None,
+                extra={"url": f"redis://:{SECRET}@cache", "settings": {"password": SECRET}},
+                sinfo=f'Stack (most recent call last):\n  File "x.py", line 1\n    p = "{SECRET}"',
+            )
+        )
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    err = capsys.readouterr().err
+    assert SECRET not in err
+    assert "Traceback" in err
+    assert "Stack (most recent call last)" in err
+    if fmt == "json":
+        failed, stacked = map(json.loads, err.splitlines())
+        assert "RuntimeError: no index (password ***)" in failed["exception"]
+        assert "redis://:***@cache:6379 refused" in failed["exception"]
+        assert stacked["url"] == "redis://:***@cache"
+        assert json.loads(stacked["settings"]) == {"password": "***"}
+        assert stacked["stack"].endswith('p = "***"')
