@@ -13,7 +13,7 @@ from enum import StrEnum
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, unquote_plus, urlsplit
 
 from worker import defaults
 from worker.errors import ConfigError
@@ -279,14 +279,31 @@ class Settings:
 
     @property
     def secrets(self) -> list[str]:
-        """Values that must never be logged: the Kafka password, the Redis URL's password."""
-        return [s for s in (self.kafka_password, urlsplit(self.redis_url).password) if s]
+        """Values that must never be logged: the Kafka password, and the Redis password as the
+        URL writes it and as the client reads it (redis_passwords). The log filter adds the
+        forms each may be printed in (escaped, percent-encoded: stream/logs.py)."""
+        found = [self.kafka_password, *redis_passwords(self.redis_url)]
+        return list(dict.fromkeys(s for s in found if s))
 
     @property
     def output_max_bytes(self) -> int:
         """Largest output message: an article's JSON may grow when re-encoded (an escaped control
         character takes 6 bytes), and dead letters may carry the raw bytes in base64."""
         return 7 * self.max_message_bytes + 64 * 1024
+
+
+def redis_passwords(url: str) -> list[str]:
+    """A Redis URL's password in each form: as written in its user part or in a `password`
+    query argument (redis-py takes either), and decoded as redis-py decodes it (the user
+    part once; a query argument once, or twice before redis-py 8.1)."""
+    parts = urlsplit(url)
+    forms = [parts.password, unquote(parts.password)] if parts.password else []
+    for argument in parts.query.split("&"):
+        name, _, value = argument.partition("=")
+        if unquote_plus(name) == "password":
+            once = unquote_plus(value)
+            forms += [value, once, unquote(once)]
+    return list(dict.fromkeys(f for f in forms if f))
 
 
 def _read(var: str, environ: Mapping[str, str]) -> str | None:

@@ -2,9 +2,11 @@ import json
 import logging
 import logging.config
 import re
+from urllib.parse import quote, quote_plus
 
 import pytest
 
+from worker.settings import Settings
 from worker.stream.logs import JsonFormatter, RedactSecrets, logging_config
 
 
@@ -100,3 +102,46 @@ def test_secrets_are_redacted_in_tracebacks_stacks_and_extra_fields(
         assert stacked["url"] == "redis://:***@cache"
         assert json.loads(stacked["settings"]) == {"password": "***"}
         assert stacked["stack"].endswith('p = "***"')
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_every_form_of_the_redis_and_kafka_passwords_is_redacted(
+    fmt: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = Settings(
+        kafka_security_protocol="SASL_PLAINTEXT",
+        kafka_username="dedup",
+        kafka_password='k"af ka/é',
+        redis_url="redis://dedup:r%40d%C3%A9s@cache:6379/0?password=q%2Bp+x",
+    )
+    passwords = ['k"af ka/é', "r@dés", "q+p x"]  # as the clients use them
+    forms = []
+    for password in passwords:
+        forms += [
+            password,
+            repr(password.encode())[2:-1],
+            json.dumps(password)[1:-1],
+            json.dumps(password, ensure_ascii=False)[1:-1],
+            quote(password, safe=""),
+            quote_plus(password),
+        ]
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    logging.config.dictConfig(logging_config("info", fmt, settings.secrets))
+    try:
+        log = logging.getLogger("test.redact.passwords")
+        for form in forms:
+            log.warning("at redis://dedup:%s@cache", form)
+        log.warning("%s", settings.redis_url)
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    lines = capsys.readouterr().err.splitlines()
+    if fmt == "json":
+        messages = [json.loads(line)["message"] for line in lines]
+    else:
+        messages = [line.split("[WARNING] ", 1)[1] for line in lines]
+    assert messages == [
+        *["at redis://dedup:***@cache"] * len(forms),
+        "redis://dedup:***@cache:6379/0?password=***",
+    ]

@@ -7,6 +7,7 @@ import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 # What every LogRecord has; anything else on a record came from `extra=` and is kept.
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime"}
@@ -47,9 +48,11 @@ class RedactSecrets(logging.Filter):
             if secret
             for form in (
                 secret,
-                repr(secret.encode())[2:-1],
+                repr(secret.encode())[2:-1],  # in bytes (aiokafka's SASL handshake)
                 json.dumps(secret)[1:-1],
                 json.dumps(secret, ensure_ascii=False)[1:-1],
+                quote(secret, safe=""),  # in a URL
+                quote_plus(secret, safe=""),
             )
         }
         self.forms = sorted(forms, key=len, reverse=True)
