@@ -4,8 +4,9 @@ from pathlib import Path
 import pytest
 from redis.asyncio.connection import parse_url
 
+from tests.support import ROOT
 from worker.errors import ConfigError
-from worker.settings import ENV, Guarantee, Settings
+from worker.settings import ENV, Guarantee, Isolation, Settings
 from worker.text.features import ChineseUnits
 
 
@@ -51,6 +52,22 @@ def test_enumerated_settings_take_their_values_as_text() -> None:
     eos = Settings.from_env({"DEDUP_PROCESSING_GUARANTEE": "exactly_once"})
     assert eos.exactly_once
     assert eos.processing_guarantee is Guarantee.EXACTLY_ONCE
+
+
+def test_the_input_is_read_committed_unless_told_otherwise() -> None:
+    assert Settings().input_isolation_level is Isolation.READ_COMMITTED
+    env = {"DEDUP_INPUT_ISOLATION_LEVEL": "read_uncommitted"}
+    assert Settings.from_env(env).input_isolation_level is Isolation.READ_UNCOMMITTED
+    with pytest.raises(ConfigError, match="exactly_once needs input_isolation_level"):
+        Settings.from_env({**env, "DEDUP_PROCESSING_GUARANTEE": "exactly_once"})
+    with pytest.raises(ConfigError, match="DEDUP_INPUT_ISOLATION_LEVEL='committed' is not one"):
+        Settings.from_env({"DEDUP_INPUT_ISOLATION_LEVEL": "committed"})
+
+
+def test_the_readme_lists_every_setting() -> None:
+    readme = (ROOT / "README.md").read_text()
+    rows = [line.split(" | ")[0] for line in readme.splitlines() if line.startswith("| `DEDUP_")]
+    assert set(re.findall(r"`(DEDUP_[A-Z_]+)`", "\n".join(rows))) == set(ENV.values())
 
 
 def test_settings_are_frozen() -> None:

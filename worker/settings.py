@@ -55,6 +55,7 @@ ENV: dict[str, str] = {
     "html_main_content": "DEDUP_HTML_MAIN_CONTENT",
     "max_message_bytes": "DEDUP_MAX_MESSAGE_BYTES",
     "processing_guarantee": "DEDUP_PROCESSING_GUARANTEE",
+    "input_isolation_level": "DEDUP_INPUT_ISOLATION_LEVEL",
     "batch_size": "DEDUP_BATCH_SIZE",
     "batch_wait_ms": "DEDUP_BATCH_WAIT_MS",
     "max_bucket_read": "DEDUP_MAX_BUCKET_READ",
@@ -74,6 +75,13 @@ class Guarantee(StrEnum):
     AT_LEAST_ONCE = "at_least_once"  # once, or again after a crash (the same verdict)
     # once for a consumer that reads with isolation.level=read_committed (Kafka transactions)
     EXACTLY_ONCE = "exactly_once"
+
+
+class Isolation(StrEnum):
+    """Which messages of the input topic the worker reads (Kafka's isolation.level)."""
+
+    READ_COMMITTED = "read_committed"  # not those of a publisher's aborted transactions
+    READ_UNCOMMITTED = "read_uncommitted"  # every message, aborted transactions' too
 
 
 @dataclass(frozen=True)
@@ -116,6 +124,7 @@ class Settings:
     html_main_content: bool = defaults.MAIN_CONTENT  # HTML without navigation and the like
     max_message_bytes: int = 1_000_000
     processing_guarantee: Guarantee = Guarantee.AT_LEAST_ONCE
+    input_isolation_level: Isolation = Isolation.READ_COMMITTED
     batch_size: int = 100
     batch_wait_ms: int = 10
     max_bucket_read: int = defaults.MAX_BUCKET_READ
@@ -124,7 +133,12 @@ class Settings:
     log_format: str = "text"
 
     def __post_init__(self) -> None:
-        for name, kind in (("chinese_units", ChineseUnits), ("processing_guarantee", Guarantee)):
+        enumerated = (
+            ("chinese_units", ChineseUnits),
+            ("processing_guarantee", Guarantee),
+            ("input_isolation_level", Isolation),
+        )
+        for name, kind in enumerated:
             if getattr(self, name) in {m.value for m in kind}:
                 object.__setattr__(self, name, kind(getattr(self, name)))
         top = defaults.MAX_THRESHOLD
@@ -169,6 +183,16 @@ class Settings:
             isinstance(self.processing_guarantee, Guarantee),
             f"processing_guarantee must be one of {[m.value for m in Guarantee]}, "
             f"got {self.processing_guarantee!r}",
+        )
+        _check(
+            isinstance(self.input_isolation_level, Isolation),
+            f"input_isolation_level must be one of {[m.value for m in Isolation]}, "
+            f"got {self.input_isolation_level!r}",
+        )
+        _check(
+            not self.exactly_once or self.input_isolation_level is Isolation.READ_COMMITTED,
+            "exactly_once needs input_isolation_level read_committed: a message of an aborted "
+            "transaction would get a verdict",
         )
         _check(
             self.chinese_units is not ChineseUnits.JIEBA or find_spec("jieba") is not None,
