@@ -2,9 +2,11 @@ import re
 from pathlib import Path
 
 import pytest
+from redis.asyncio.connection import parse_url
 
+from tests.support import ROOT
 from worker.errors import ConfigError
-from worker.settings import ENV, Guarantee, Settings
+from worker.settings import ENV, Guarantee, Isolation, Settings
 from worker.text.features import ChineseUnits
 
 
@@ -50,6 +52,22 @@ def test_enumerated_settings_take_their_values_as_text() -> None:
     eos = Settings.from_env({"DEDUP_PROCESSING_GUARANTEE": "exactly_once"})
     assert eos.exactly_once
     assert eos.processing_guarantee is Guarantee.EXACTLY_ONCE
+
+
+def test_the_input_is_read_committed_unless_told_otherwise() -> None:
+    assert Settings().input_isolation_level is Isolation.READ_COMMITTED
+    env = {"DEDUP_INPUT_ISOLATION_LEVEL": "read_uncommitted"}
+    assert Settings.from_env(env).input_isolation_level is Isolation.READ_UNCOMMITTED
+    with pytest.raises(ConfigError, match="exactly_once needs input_isolation_level"):
+        Settings.from_env({**env, "DEDUP_PROCESSING_GUARANTEE": "exactly_once"})
+    with pytest.raises(ConfigError, match="DEDUP_INPUT_ISOLATION_LEVEL='committed' is not one"):
+        Settings.from_env({"DEDUP_INPUT_ISOLATION_LEVEL": "committed"})
+
+
+def test_the_readme_lists_every_setting() -> None:
+    readme = (ROOT / "README.md").read_text()
+    rows = [line.split(" | ")[0] for line in readme.splitlines() if line.startswith("| `DEDUP_")]
+    assert set(re.findall(r"`(DEDUP_[A-Z_]+)`", "\n".join(rows))) == set(ENV.values())
 
 
 def test_settings_are_frozen() -> None:
@@ -99,6 +117,36 @@ def test_secrets_stay_out_of_repr_and_are_listed_for_redaction() -> None:
     assert s.secrets == ["k-secret", "r-secret"]
     with pytest.raises(ConfigError, match="SASL needs"):
         Settings.from_env({"DEDUP_KAFKA_SECURITY_PROTOCOL": "SASL_PLAINTEXT"})
+
+
+@pytest.mark.parametrize(
+    ("url", "listed"),
+    [
+        # percent-encoded in the user part: as written, and as redis-py authenticates
+        ("redis://dedup:p%40ss%3Aw%2Fd@cache:6379/0", ["p%40ss%3Aw%2Fd", "p@ss:w/d"]),
+        ("rediss://:plain@cache:6380", ["plain"]),
+        # a query argument: as written, decoded (+ is a space), and decoded twice
+        (
+            "redis://cache:6379/0?db=1&password=q%2Bp+x%2540y",
+            ["q%2Bp+x%2540y", "q+p x%40y", "q+p x@y"],
+        ),
+        ("unix:///run/redis.sock?password=s%C3%A9cret&db=2", ["s%C3%A9cret", "sécret"]),
+        ("redis://cache:6379/0?pass%77ord=enc0ded-name", ["enc0ded-name"]),
+        ("redis://cache:6379/0", []),
+    ],
+)
+def test_the_redis_password_is_listed_in_every_form_it_is_written_and_read(
+    url: str, listed: list[str]
+) -> None:
+    secrets = Settings(redis_url=url).secrets
+    assert secrets == listed
+    used = parse_url(url).get("password")  # what redis-py authenticates with
+    assert used is None or used in secrets
+
+
+def test_the_kafka_password_is_listed_with_the_redis_one_once_each() -> None:
+    s = Settings(kafka_password="k@fka", redis_url="redis://:k@fka@cache/0?password=k%40fka")
+    assert s.secrets == ["k@fka", "k%40fka"]
 
 
 def test_a_variable_may_name_a_file_that_holds_its_value(tmp_path: Path) -> None:

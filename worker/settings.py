@@ -13,7 +13,7 @@ from enum import StrEnum
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, unquote_plus, urlsplit
 
 from worker import defaults
 from worker.errors import ConfigError
@@ -55,6 +55,7 @@ ENV: dict[str, str] = {
     "html_main_content": "DEDUP_HTML_MAIN_CONTENT",
     "max_message_bytes": "DEDUP_MAX_MESSAGE_BYTES",
     "processing_guarantee": "DEDUP_PROCESSING_GUARANTEE",
+    "input_isolation_level": "DEDUP_INPUT_ISOLATION_LEVEL",
     "batch_size": "DEDUP_BATCH_SIZE",
     "batch_wait_ms": "DEDUP_BATCH_WAIT_MS",
     "max_bucket_read": "DEDUP_MAX_BUCKET_READ",
@@ -74,6 +75,13 @@ class Guarantee(StrEnum):
     AT_LEAST_ONCE = "at_least_once"  # once, or again after a crash (the same verdict)
     # once for a consumer that reads with isolation.level=read_committed (Kafka transactions)
     EXACTLY_ONCE = "exactly_once"
+
+
+class Isolation(StrEnum):
+    """Which messages of the input topic the worker reads (Kafka's isolation.level)."""
+
+    READ_COMMITTED = "read_committed"  # not those of a publisher's aborted transactions
+    READ_UNCOMMITTED = "read_uncommitted"  # every message, aborted transactions' too
 
 
 @dataclass(frozen=True)
@@ -116,6 +124,7 @@ class Settings:
     html_main_content: bool = defaults.MAIN_CONTENT  # HTML without navigation and the like
     max_message_bytes: int = 1_000_000
     processing_guarantee: Guarantee = Guarantee.AT_LEAST_ONCE
+    input_isolation_level: Isolation = Isolation.READ_COMMITTED
     batch_size: int = 100
     batch_wait_ms: int = 10
     max_bucket_read: int = defaults.MAX_BUCKET_READ
@@ -124,7 +133,12 @@ class Settings:
     log_format: str = "text"
 
     def __post_init__(self) -> None:
-        for name, kind in (("chinese_units", ChineseUnits), ("processing_guarantee", Guarantee)):
+        enumerated = (
+            ("chinese_units", ChineseUnits),
+            ("processing_guarantee", Guarantee),
+            ("input_isolation_level", Isolation),
+        )
+        for name, kind in enumerated:
             if getattr(self, name) in {m.value for m in kind}:
                 object.__setattr__(self, name, kind(getattr(self, name)))
         top = defaults.MAX_THRESHOLD
@@ -169,6 +183,16 @@ class Settings:
             isinstance(self.processing_guarantee, Guarantee),
             f"processing_guarantee must be one of {[m.value for m in Guarantee]}, "
             f"got {self.processing_guarantee!r}",
+        )
+        _check(
+            isinstance(self.input_isolation_level, Isolation),
+            f"input_isolation_level must be one of {[m.value for m in Isolation]}, "
+            f"got {self.input_isolation_level!r}",
+        )
+        _check(
+            not self.exactly_once or self.input_isolation_level is Isolation.READ_COMMITTED,
+            "exactly_once needs input_isolation_level read_committed: a message of an aborted "
+            "transaction would get a verdict",
         )
         _check(
             self.chinese_units is not ChineseUnits.JIEBA or find_spec("jieba") is not None,
@@ -279,14 +303,31 @@ class Settings:
 
     @property
     def secrets(self) -> list[str]:
-        """Values that must never be logged: the Kafka password, the Redis URL's password."""
-        return [s for s in (self.kafka_password, urlsplit(self.redis_url).password) if s]
+        """Values that must never be logged: the Kafka password, and the Redis password as the
+        URL writes it and as the client reads it (redis_passwords). The log filter adds the
+        forms each may be printed in (escaped, percent-encoded: stream/logs.py)."""
+        found = [self.kafka_password, *redis_passwords(self.redis_url)]
+        return list(dict.fromkeys(s for s in found if s))
 
     @property
     def output_max_bytes(self) -> int:
         """Largest output message: an article's JSON may grow when re-encoded (an escaped control
         character takes 6 bytes), and dead letters may carry the raw bytes in base64."""
         return 7 * self.max_message_bytes + 64 * 1024
+
+
+def redis_passwords(url: str) -> list[str]:
+    """A Redis URL's password in each form: as written in its user part or in a `password`
+    query argument (redis-py takes either), and decoded as redis-py decodes it (the user
+    part once; a query argument once, or twice before redis-py 8.1)."""
+    parts = urlsplit(url)
+    forms = [parts.password, unquote(parts.password)] if parts.password else []
+    for argument in parts.query.split("&"):
+        name, _, value = argument.partition("=")
+        if unquote_plus(name) == "password":
+            once = unquote_plus(value)
+            forms += [value, once, unquote(once)]
+    return list(dict.fromkeys(f for f in forms if f))
 
 
 def _read(var: str, environ: Mapping[str, str]) -> str | None:

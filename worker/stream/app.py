@@ -182,12 +182,7 @@ async def _loop(
     batch is then on its way before the one before is published. A batch fetched before a
     revocation is dropped (not committed: the partition's next owner decides it), and so is
     one that the index fenced off once its partitions were revoked."""
-
-    def retrying(exc: IndexStoreError, delay_s: float) -> None:
-        metrics.index_retries.inc()
-        log.warning("index failed (%s); trying the batch again in %.1f s", exc, delay_s)
-
-    in_turn = InTurn(on_retry=retrying)
+    in_turn = batches_in_turn(metrics)
     ahead: Ahead | None = None
     deciding: Deciding | None = None
     fetching: asyncio.Future[Ahead | None] | None = None
@@ -229,6 +224,16 @@ async def _loop(
             if pending is not None:
                 pending.cancel()
     await outbox.flush()
+
+
+def batches_in_turn(metrics: Metrics) -> InTurn:
+    """The batches' decisions, tried in their order; each failed try logged and counted."""
+
+    def retrying(exc: IndexStoreError, delay_s: float) -> None:
+        metrics.index_retries.inc()
+        log.warning("index failed (%s); trying the batch again in %.1f s", exc, delay_s)
+
+    return InTurn(on_retry=retrying)
 
 
 async def _publish(

@@ -61,6 +61,9 @@ class Input(ConsumerRebalanceListener):  # type: ignore[misc]
             group_id=settings.app_id,
             enable_auto_commit=False,
             auto_offset_reset="earliest",
+            # (read_committed: a publisher's aborted messages get no verdict and stay out of
+            # the index; the fetch stops at a transaction still open until it ends)
+            isolation_level=settings.input_isolation_level.value,
             max_poll_records=settings.batch_size,
             session_timeout_ms=SESSION_TIMEOUT_MS,
             heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,

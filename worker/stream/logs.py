@@ -7,6 +7,7 @@ import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 # What every LogRecord has; anything else on a record came from `extra=` and is kept.
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime"}
@@ -14,7 +15,7 @@ _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message
 
 class JsonFormatter(logging.Formatter):
     """One JSON object per log line (DEDUP_LOG_FORMAT=json): UTC time to the millisecond,
-    level, logger, message, the fields given in `extra=`, and the exception if any."""
+    level, logger, message, the fields given in `extra=`, and the exception and stack if any."""
 
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
@@ -24,14 +25,20 @@ class JsonFormatter(logging.Formatter):
             "message": record.getMessage(),
         }
         entry.update((k, v) for k, v in vars(record).items() if k not in _STANDARD)
-        if record.exc_info:
-            entry["exception"] = self.formatException(record.exc_info)
+        # (exc_text first, as logging.Formatter does: RedactSecrets leaves it redacted there)
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        if record.exc_text:
+            entry["exception"] = record.exc_text
+        if record.stack_info:
+            entry["stack"] = self.formatStack(record.stack_info)
         return json.dumps(entry, ensure_ascii=False, default=str)
 
 
 class RedactSecrets(logging.Filter):
-    """Replaces every secret in a log record by ***. Needed: at debug level aiokafka logs its
-    SASL handshake, password included."""
+    """Replaces every secret in a log record by ***: in its message, traceback, stack and
+    `extra=` fields. Needed: at debug level aiokafka logs its SASL handshake, password
+    included."""
 
     def __init__(self, secrets: Sequence[str]) -> None:
         super().__init__()
@@ -39,21 +46,50 @@ class RedactSecrets(logging.Filter):
             form
             for secret in secrets
             if secret
-            for form in (secret, repr(secret.encode())[2:-1], json.dumps(secret)[1:-1])
+            for form in (
+                secret,
+                repr(secret.encode())[2:-1],  # in bytes (aiokafka's SASL handshake)
+                json.dumps(secret)[1:-1],
+                json.dumps(secret, ensure_ascii=False)[1:-1],
+                quote(secret, safe=""),  # in a URL
+                quote_plus(secret, safe=""),
+            )
         }
         self.forms = sorted(forms, key=len, reverse=True)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if self.forms:
-            message = record.getMessage()
-            if record.exc_info and not record.exc_text:
-                record.exc_text = logging.Formatter().formatException(record.exc_info)
-            for form in self.forms:
-                message = message.replace(form, "***")
-                if record.exc_text:
-                    record.exc_text = record.exc_text.replace(form, "***")
-            record.msg, record.args = message, ()
+        if not self.forms:
+            return True
+        record.msg, record.args = self._redact(record.getMessage()), ()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self._redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self._redact(record.stack_info)
+        for name, value in list(vars(record).items()):
+            if name not in _STANDARD:
+                setattr(record, name, self._redacted(value))
         return True
+
+    def _redact(self, text: str) -> str:
+        for form in self.forms:
+            text = text.replace(form, "***")
+        return text
+
+    def _redacted(self, value: Any) -> Any:
+        """An `extra=` field: a text redacted; anything else but a number as the text it is
+        logged as (JsonFormatter), if that holds a secret."""
+        if isinstance(value, str):
+            return self._redact(value)
+        if value is None or isinstance(value, bool | int | float):
+            return value
+        try:
+            text = json.dumps(value, ensure_ascii=False, default=str)
+        except ValueError:  # (a circular reference)
+            text = str(value)
+        redacted = self._redact(text)
+        return value if redacted == text else redacted
 
 
 def logging_config(level: str, fmt: str, secrets: Sequence[str] = ()) -> dict[str, Any]:

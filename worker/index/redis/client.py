@@ -8,6 +8,7 @@ connections made here pack with hiredis too, and take a command's last argument 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import hiredis
@@ -100,20 +101,53 @@ RESET_ERROR = "DEDUP_RESET"
 FENCED_ERROR = "DEDUP_FENCED"
 ORDER_ERROR = "DEDUP_ORDER"
 
+# Replies with which Redis turns a command away without running it, until a state passes:
+# waited out like a Redis out of reach (retrying them is safe), never counted as a refusal.
+TRANSIENT_REPLIES = {
+    "BUSY": "Redis runs a script past busy-reply-threshold and answers nothing else until it ends",
+    "LOADING": "Redis is loading its data",
+    "MASTERDOWN": "the Redis replica has lost its primary",
+    "TRYAGAIN": "the Redis Cluster slot is being moved",
+    "CLUSTERDOWN": "the Redis Cluster is down",
+    "NOREPLICAS": "Redis has fewer replicas in step than min-replicas-to-write",
+}
+# redis-py parses some of them into these classes (which ones depends on its version and on
+# the client: cluster or not); the others come as a ResponseError whose message starts with
+# the code (after "... of pipeline caused error: " in a pipeline, after "... because of: " in
+# a transaction Redis discarded).
+_TRANSIENT_CLASSES: dict[type[redis.exceptions.RedisError], str] = {
+    redis.exceptions.BusyLoadingError: "LOADING",
+    redis.exceptions.MasterDownError: "MASTERDOWN",
+    redis.exceptions.TryAgainError: "TRYAGAIN",
+    redis.exceptions.ClusterDownError: "CLUSTERDOWN",
+}
+_REPLY_CODE = re.compile(r"(?:^|caused error: |because of: )([A-Z]+) ")
+
+
+def transient_reply(exc: redis.exceptions.RedisError) -> str | None:
+    """The code of a transient reply (TRANSIENT_REPLIES) that `exc` carries, else None."""
+    for kind, code in _TRANSIENT_CLASSES.items():
+        if isinstance(exc, kind):
+            return code
+    found = _REPLY_CODE.search(str(exc))
+    return found[1] if found and found[1] in TRANSIENT_REPLIES else None
+
 
 def translate(exc: redis.exceptions.RedisError) -> IndexStoreError:
     """Our error for one of Redis's, with what to do about it."""
+    if (code := transient_reply(exc)) is not None:
+        return IndexUnavailable(f"{TRANSIENT_REPLIES[code]} ({code}): {exc}")
+    if isinstance(exc, redis.exceptions.AuthenticationError):  # (a ConnectionError to redis-py)
+        return IndexStoreError(f"Redis refused the credentials in DEDUP_REDIS_URL: {exc}")
     if isinstance(exc, redis.exceptions.ConnectionError | redis.exceptions.TimeoutError):
         return IndexUnavailable(f"Redis cannot be reached: {exc}")
-    if isinstance(exc, redis.exceptions.BusyLoadingError):
-        return IndexUnavailable(f"Redis is loading its data: {exc}")
+    if isinstance(exc, redis.exceptions.ClusterError):  # ("TTL exhausted": a slot moving)
+        return IndexUnavailable(f"the Redis Cluster kept redirecting the command: {exc}")
     if isinstance(exc, redis.exceptions.NoPermissionError):
         return IndexStoreError(
             f"the Redis user lacks a permission ({exc}); grant it the keys ~{PREFIX}:* and "
             f"the commands it runs: {REDIS_ACL_COMMANDS}"
         )
-    if isinstance(exc, redis.exceptions.AuthenticationError):
-        return IndexStoreError(f"Redis refused the credentials in DEDUP_REDIS_URL: {exc}")
     if RESET_ERROR in str(exc):  # (in a pipeline, the message names the command first)
         return IndexReset("the index was emptied or built again since the worker read it")
     if FENCED_ERROR in str(exc):
