@@ -40,7 +40,7 @@ def test_redis_stops_mid_stream_and_comes_back(
     assert still == stalled < len(articles), "no verdict can be made without the index"
     assert worker.proc.poll() is None, "the worker waits for Redis instead of dying"
     assert "index failed" in worker.log()
-    assert "retrying" in worker.log()
+    assert "trying the batch again" in worker.log()
 
     private_redis.run("up", "redis")  # same data dir: the index comes back from its AOF
     assert int(private_redis.redis_cli("hlen", f"dedup:{{{tenant.name}}}:docs")) >= stalled

@@ -258,6 +258,7 @@ class RedisIndex:
                 self._in_turn(chain)
                 if self._ordered is not None:
                     await self._ordered.settled()
+                    self._in_turn(chain)  # (those may have failed meanwhile)
                 out: list[Verdict | bool] = []
                 for run in _runs(ops):
                     if isinstance(run[0], Probe):
@@ -301,6 +302,7 @@ class RedisIndex:
             if fresh:
                 await ordered.settled()
                 await self._sync()
+                self._in_turn(chain)  # (the batches before may have failed meanwhile)
             epoch, reloads = self._epoch, kept.reloads
             assert epoch is not None
             in_order = InOrder(
