@@ -105,6 +105,12 @@ def test_bench_stages(redis_url: str) -> None:
     assert re.search(r"read and its calls: 0 [0-9.]+ us, 50 [0-9.]+ us, .* 400 [0-9.]+ us", out)
 
 
+def test_bench_cluster(redis_url: str) -> None:
+    url = redis_url.rsplit("/", 1)[0] + "/11"
+    out = run("bench_cluster", "--copies", "300", "--every", "1", "--redis-url", url)
+    assert re.search(r"300 copies: batch +\d+ ms, script calls +\d+, longest +[0-9.]+ ms", out)
+
+
 def test_bench_send(kafka_bootstrap: str) -> None:
     before = topics(kafka_bootstrap)
     out = run(

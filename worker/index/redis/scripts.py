@@ -41,6 +41,9 @@ LIB = "lib.lua"
 # articles to be compared with each other here rather than in the script: the worker's
 # default batch), few enough that one call does not hold Redis's one thread up for long.
 ARTICLES_PER_CALL = 100
+# Articles per call whose buckets the script searches itself (check_and_insert.lua,
+# search_buckets: up to every probed bucket's newest entries).
+SEARCHED_PER_CALL = 1
 
 
 @cache
@@ -143,6 +146,7 @@ class CheckAndInsertCalls:
     ) -> None:
         self.layout = layout
         self.rule = rule
+        self._reads_buckets = max_bucket_read > 0
         shape = [(t.width, t.radius, _first_half(t)) for t in layout.tables]
         # The shared arguments, before and after the index's epoch (which changes when the
         # index is emptied under the worker).
@@ -187,8 +191,8 @@ class CheckAndInsertCalls:
             for earlier_call in in_order.earlier:
                 in_flight += [earlier_call.key, len(earlier_call.fingerprints)]
                 before += earlier_call.fingerprints
-        for start in range(0, len(probes), ARTICLES_PER_CALL):
-            group = probes[start : start + ARTICLES_PER_CALL]
+        for start, stop in self._groups(probes, reads):
+            group = probes[start:stop]
             fingerprints = [p.fingerprint for p in group]
             record = None if in_order is None else CallRecord(in_order.record_key(), fingerprints)
             call = [
@@ -202,11 +206,31 @@ class CheckAndInsertCalls:
             earlier = earlier_within(fingerprints, self.rule.radius)
             among = within_earlier_calls(fingerprints, before, self.rule.radius)
             for probe, read, close, close_before in zip(
-                group, reads[start : start + ARTICLES_PER_CALL], earlier, among, strict=True
+                group, reads[start:stop], earlier, among, strict=True
             ):
                 call += self._article(probe, read, close, close_before)
             out.append(Call(call, record))
         return out
+
+    def _groups(
+        self, probes: Sequence[Probe], reads: Sequence[BucketRead | None]
+    ) -> list[tuple[int, int]]:
+        """Where each call's articles start and stop: ARTICLES_PER_CALL of them, and at most
+        SEARCHED_PER_CALL that the script searches the buckets for (the worker read none: a
+        bucket over the read limit), whose cost grows with a cluster of copies; so that no one
+        call holds Redis's thread up for long."""
+        groups, start, searched = [], 0, 0
+        for i, (probe, read) in enumerate(zip(probes, reads, strict=True)):
+            here = read is None and probe.fingerprint is not None and self._reads_buckets
+            if i > start and (
+                i - start == ARTICLES_PER_CALL or searched + here > SEARCHED_PER_CALL
+            ):
+                groups.append((start, i))
+                start, searched = i, 0
+            searched += here
+        if start < len(probes):
+            groups.append((start, len(probes)))
+        return groups
 
     def _article(
         self, probe: Probe, read: BucketRead | None, earlier: bytes, earlier_calls: bytes
