@@ -9,6 +9,7 @@ import pytest
 import redis.asyncio as aioredis
 import redis.exceptions
 
+from tests.support.proxy import proxy
 from worker.index.redis.ordered import OrderedConnection
 
 
@@ -54,3 +55,20 @@ async def test_settled_waits_for_every_batch_sent(redis_client: aioredis.Redis) 
     await line.settled()
     assert slow.done()
     await line.close()
+
+
+async def test_an_idle_connection_the_server_closed_is_replaced_before_a_send(
+    redis_url: str,
+) -> None:
+    # (a restart or a network cut while nothing was in flight: the first send after it must
+    # not be written to the dead connection)
+    port = int(redis_url.split(":")[-1].split("/")[0])
+    with proxy(port) as through:
+        client = aioredis.Redis.from_url(f"redis://127.0.0.1:{through.port}/15")
+        line = OrderedConnection(client)
+        assert await (await line.send([("PING",)])) == [b"PONG"]
+        through.switch(port)  # (closes the connections open now, as a cut does)
+        await asyncio.sleep(0.2)
+        assert await (await line.send([("ECHO", "after")])) == [b"after"]
+        await line.close()
+        await client.aclose()

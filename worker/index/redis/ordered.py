@@ -4,7 +4,9 @@ and their replies are read back in that order. The worker then prepares and send
 batch while Redis runs the one before (RedisIndex.check_and_insert).
 
 A connection that fails (or a read that is cancelled, leaving replies unread) is given up,
-and every batch still waiting on it fails with it; the next batch opens a new one.
+and every batch still waiting on it fails with it; the next batch opens a new one. So is an
+idle one that the server closed meanwhile (a restart, a network cut while nothing was sent),
+checked as redis-py's pool checks its connections before handing one out.
 """
 
 from __future__ import annotations
@@ -85,6 +87,17 @@ class OrderedConnection:
             await asyncio.shield(self._line.last_read)
 
     async def _connected(self) -> _Line:
+        line = self._line
+        if line is not None and (line.last_read is None or line.last_read.done()):
+            # (redis-py 8 renamed can_read_destructive, which 5 and 6 have alone, to can_read)
+            can_read = getattr(line.connection, "can_read", None)
+            check = can_read or line.connection.can_read_destructive
+            try:  # (idle: nothing should be there to read)
+                stale = bool(await check())
+            except redis.exceptions.ConnectionError:
+                stale = True
+            if stale:
+                await self._give_up(line)
         if self._line is None:
             line = _Line(self._client.connection_pool.make_connection())  # type: ignore[no-untyped-call]
             await line.connection.connect()  # type: ignore[no-untyped-call]
