@@ -1,9 +1,10 @@
 """The core step shared by the stream app, `scan` and `backfill`: raw messages in, decisions
 out.
 
-Decode, fingerprint, then ask the index about each run of articles at once (one round trip);
-the index decides the probes in order, so first seen still wins within a batch. A deletion
-between two runs is applied between them, in its place.
+Decode, read (HTML and e-mail to what a reader sees: reading.py), fingerprint, then ask the
+index about each run of articles at once (one round trip); the index decides the probes in
+order, so first seen still wins within a batch. A deletion between two runs is applied between
+them, in its place.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from worker.index.base import Index
 from worker.model import Accepted, Article, Decision, Deletion, Forgotten, Probe, Rejection
 from worker.pipeline.decode import decode_article
+from worker.pipeline.reading import InProcessReader, Reader
 from worker.text.fingerprint import Fingerprint, Fingerprinter
 
 
@@ -39,10 +41,18 @@ class Prepared:
 
 
 class Pipeline:
-    def __init__(self, fingerprinter: Fingerprinter, index: Index, max_message_bytes: int) -> None:
+    def __init__(
+        self,
+        fingerprinter: Fingerprinter,
+        index: Index,
+        max_message_bytes: int,
+        reader: Reader | None = None,
+    ) -> None:
+        """`reader`: reads the texts (default: in this process, without a deadline)."""
         self.fingerprinter = fingerprinter
         self.index = index
         self.max_message_bytes = max_message_bytes
+        self.reader = reader or InProcessReader(fingerprinter)
 
     async def run(
         self,
@@ -51,25 +61,33 @@ class Pipeline:
     ) -> list[Decision]:
         """One decision per value, in order; `positions`: each value's (partition, offset) in
         the input topic (Probe.position). Raises only when the index cannot answer."""
-        return await self.decide(self.prepare(values, positions))
+        return await self.decide(await self.prepare(values, positions))
 
-    def prepare(
+    async def prepare(
         self,
         values: Sequence[bytes | None],
         positions: Sequence[tuple[int, int]] | None = None,
     ) -> Prepared:
-        """Decode and fingerprint (the work that needs no index; the stream app does it for
-        the next batch while the index decides this one)."""
+        """Decode, read and fingerprint (the work that needs no index; the stream app does it
+        for the next batch while the index decides this one). A message that cannot be read
+        is a Rejection; nothing here raises for one message."""
         decoded = [decode_article(v, self.max_message_bytes) for v in values]
         decisions: list[Decision | None] = [
             d if isinstance(d, Rejection) else None for d in decoded
         ]
-        articles = [(i, d) for i, d in enumerate(decoded) if isinstance(d, Article)]
-        fingerprints = self.fingerprinter.many(
-            [a.text for _, a in articles], [a.format for _, a in articles]
+        found = [(i, d) for i, d in enumerate(decoded) if isinstance(d, Article)]
+        read = await self.reader.read([a.text for _, a in found], [a.format for _, a in found])
+        articles = []
+        for (i, article), text in zip(found, read, strict=True):
+            if isinstance(text, Rejection):
+                decisions[i] = text
+            else:
+                articles.append((i, article, text))
+        fingerprints = self.fingerprinter.many_read(
+            [text for _, _, text in articles], [a.text for _, a, _ in articles]
         )
-        printed = {i: fp for (i, _), fp in zip(articles, fingerprints, strict=True)}
-        work = [(i, d) for i, d in enumerate(decoded) if not isinstance(d, Rejection)]
+        printed = {i: fp for (i, _, _), fp in zip(articles, fingerprints, strict=True)}
+        work = [(i, d) for i, d in enumerate(decoded) if decisions[i] is None]
         steps: list[_Checks | _Deletions] = []
         for kind, run in itertools.groupby(work, lambda w: type(w[1])):
             items = list(run)

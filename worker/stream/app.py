@@ -293,7 +293,7 @@ async def _fetch(source: Input, pipeline: Pipeline, wait: bool) -> Ahead | None:
         return None
     values = [r.value for r in batch.records]
     positions = [(r.partition, r.offset) for r in batch.records]
-    return batch, pipeline.prepare(values, positions)
+    return batch, await pipeline.prepare(values, positions)
 
 
 async def _run_with_retry(
