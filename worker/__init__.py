@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         KafkaRefused,
         KafkaUnavailable,
         LayoutMismatch,
+        ReaderUnavailable,
     )
     from worker.index import Index, MemoryIndex
     from worker.index.redis import RedisIndex
@@ -37,6 +38,7 @@ _WHERE = {
     "KafkaRefused": "worker.errors",
     "KafkaUnavailable": "worker.errors",
     "LayoutMismatch": "worker.errors",
+    "ReaderUnavailable": "worker.errors",
     "Fingerprint": "worker.text.fingerprint",
     "Fingerprinter": "worker.text.fingerprint",
     "Index": "worker.index",
@@ -65,6 +67,7 @@ __all__ = [
     "LayoutMismatch",
     "MemoryIndex",
     "Probe",
+    "ReaderUnavailable",
     "RedisIndex",
     "Settings",
     "Verdict",

@@ -8,7 +8,8 @@ clients are translated into these where those clients are called.
     │   ├── IndexReset           the index was emptied or rolled back under the worker
     │   └── LayoutMismatch       the index was built with another layout or fingerprints
     ├── KafkaUnavailable     Kafka cannot be reached now (retry)
-    └── KafkaRefused         Kafka refused the credentials or rights (do not retry)
+    ├── KafkaRefused         Kafka refused the credentials or rights (do not retry)
+    └── ReaderUnavailable    the process that reads HTML and e-mail did not start
 """
 
 
@@ -46,3 +47,7 @@ class KafkaUnavailable(DedupError):
 
 class KafkaRefused(DedupError):
     """Kafka refused the worker's credentials or rights; retrying will not help."""
+
+
+class ReaderUnavailable(DedupError):
+    """The child process that reads HTML and e-mail (worker.pipeline.isolated) did not start."""
