@@ -63,16 +63,20 @@ async def test_plain_text_is_read_here_without_the_process() -> None:
         await cannot_start.read([PAGE], [None])
 
 
-async def test_a_text_past_its_deadline_is_a_timeout_and_the_next_is_read(
+async def test_a_text_past_its_deadline_is_a_timeout_and_the_rest_are_read(
     reader: IsolatedReader,
 ) -> None:
     first = reader.pid
-    slow, page = await reader.read([SLOW, PAGE], [None, None])
-    assert slow == Rejection(
+    texts = [PAGE, SLOW, mail(plain="after the slow one"), PLAIN, PAGE.replace("Monday", "Friday")]
+    read = await reader.read(texts, [None] * len(texts))
+    assert read[1] == Rejection(
         Reason.TIMEOUT, "reading the html took longer than 1000 ms (DEDUP_READ_TIMEOUT_MS)"
     )
-    assert page == (await InProcessReader(_fingerprinter()).read([PAGE], [None]))[0]
-    assert reader.pid not in (None, first)  # another process read the page
+    others = texts[:1] + texts[2:]
+    assert read[:1] + read[2:] == await InProcessReader(_fingerprinter()).read(
+        others, [None] * len(others)
+    )
+    assert reader.pid not in (None, first)  # another process read the ones after
     assert first is not None
     with pytest.raises(ProcessLookupError):  # the first one was killed, and reaped
         os.kill(first, 0)
@@ -96,17 +100,16 @@ async def test_the_event_loop_stays_free_while_a_text_is_read(reader: IsolatedRe
 
 
 async def test_a_reading_process_that_dies_is_one_unreadable_text(reader: IsolatedReader) -> None:
-    reading = asyncio.create_task(reader.read([SLOW], [None]))
+    reading = asyncio.create_task(reader.read([SLOW, PAGE], [None, None]))
     await asyncio.sleep(0.3)
     assert reader.pid is not None
     os.kill(reader.pid, signal.SIGKILL)
-    [died] = await reading
+    died, page = await reading
     assert died == Rejection(
         Reason.UNREADABLE,
         "the text could not be read: the reading process ended (killed by signal 9)",
     )
-    [page] = await reader.read([PAGE], [None])
-    assert isinstance(page, tuple)
+    assert page == (await InProcessReader(_fingerprinter()).read([PAGE], [None]))[0]
 
 
 async def test_a_read_cancelled_midway_leaves_no_answer_behind(reader: IsolatedReader) -> None:

@@ -26,6 +26,7 @@ from worker.text.markup import Format, TooDeep
 START_TIMEOUT_S = 30.0  # a child that is not ready by then will not be
 END_WAIT_S = 1.0  # for a child that closed its output to end, before it is killed
 _CODES = {Format.HTML: read_child.HTML, Format.EMAIL: read_child.EMAIL}
+_Item = tuple[int, str, Format]  # a text's place in the batch, the text, its format
 _BOOT = (
     "import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
     "from worker.pipeline.read_child import serve; "
@@ -45,7 +46,7 @@ class IsolatedReader:
         self.timeout_s = timeout_s
         self.memory_bytes = memory_bytes
         self._child: asyncio.subprocess.Process | None = None
-        self._lock = asyncio.Lock()  # one text at a time in the child
+        self._lock = asyncio.Lock()  # one batch at a time in the child
         self._reaping: set[asyncio.Future[int]] = set()
 
     async def __aenter__(self) -> IsolatedReader:
@@ -75,40 +76,70 @@ class IsolatedReader:
             await self._stop()
 
     async def read(self, texts: Sequence[str], formats: Sequence[Format | None]) -> list[Read]:
-        out: list[Read] = []
-        for text, given in zip(texts, formats, strict=True):
+        out: list[Read | None] = [None] * len(texts)
+        apart: list[_Item] = []
+        for i, (text, given) in enumerate(zip(texts, formats, strict=True)):
             try:
                 format = self.fingerprinter.format_of(text, given)
             except Exception as exc:  # (not known to happen: any failure is this text's)
-                out.append(rejection(exc))
+                out[i] = rejection(exc)
                 continue
-            out.append((text, format) if format is Format.TEXT else await self._apart(text, format))
-        return out
+            if format is Format.TEXT:
+                out[i] = (text, format)
+            else:
+                apart.append((i, text, format))
+        if apart:
+            async with self._lock:
+                await self._apart(apart, out)
+        assert all(read is not None for read in out)
+        return out  # type: ignore[return-value]  # every slot was filled above
 
-    async def _apart(self, text: str, format: Format) -> Read:
-        async with self._lock:
+    async def _apart(self, items: list[_Item], out: list[Read | None]) -> None:
+        """Read `items` in the child, into `out`. They are sent all at once (the child reads
+        the next while this process takes in the last); each has the deadline from the reply
+        before it, and a child killed for one is replaced for the rest."""
+        while items:
             child = await self._started()
+            sending = asyncio.ensure_future(_send(child, items))
+            # (a failure to send shows as a reply that does not come)
+            sending.add_done_callback(lambda sent: sent.cancelled() or sent.exception())
+            try:
+                done = await self._replies(child, items, out)
+            except asyncio.CancelledError:  # its replies would answer the next requests
+                self._abandon()
+                raise
+            finally:
+                sending.cancel()
+            items = items[done:]
+
+    async def _replies(
+        self, child: asyncio.subprocess.Process, items: list[_Item], out: list[Read | None]
+    ) -> int:
+        """Take in the child's replies to `items` into `out`, until one does not come: how
+        many came (and the one that did not, which ended its child)."""
+        for done, (i, _, format) in enumerate(items, start=1):
             try:
                 async with asyncio.timeout(self.timeout_s):
-                    code, answer = await _ask(child, _CODES[format], text)
+                    code, answer = await _reply(child)
             except TimeoutError:
                 await self._stop()
-                return Rejection(
+                out[i] = Rejection(
                     Reason.TIMEOUT,
                     f"reading the {format.value} took longer than {self.timeout_s * 1000:.0f} ms "
                     "(DEDUP_READ_TIMEOUT_MS)",
                 )
+                return done
             except (asyncio.IncompleteReadError, ConnectionError):
                 ended = _ending(await self._stop(ended=True))
-                return unreadable(f"the reading process ended ({ended})")
-            except asyncio.CancelledError:  # its reply would answer the next request
-                self._abandon()
-                raise
-        if code == read_child.READ:
-            return answer, format
-        if code == read_child.TOO_DEEP:
-            return rejection(TooDeep(answer))
-        return unreadable(answer)
+                out[i] = unreadable(f"the reading process ended ({ended})")
+                return done
+            if code == read_child.READ:
+                out[i] = (answer, format)
+            elif code == read_child.TOO_DEEP:
+                out[i] = rejection(TooDeep(answer))
+            else:
+                out[i] = unreadable(answer)
+        return len(items)
 
     async def _started(self) -> asyncio.subprocess.Process:
         if self._child is not None:
@@ -162,11 +193,11 @@ class IsolatedReader:
         return await child.wait()
 
 
-async def _ask(child: asyncio.subprocess.Process, code: bytes, text: str) -> tuple[bytes, str]:
+async def _send(child: asyncio.subprocess.Process, items: list[_Item]) -> None:
     assert child.stdin is not None
-    child.stdin.write(read_child.frame(code, text))
-    await child.stdin.drain()
-    return await _reply(child)
+    for _, text, format in items:
+        child.stdin.write(read_child.frame(_CODES[format], text))
+        await child.stdin.drain()
 
 
 async def _reply(child: asyncio.subprocess.Process) -> tuple[bytes, str]:
