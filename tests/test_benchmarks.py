@@ -66,6 +66,12 @@ def test_bench_fingerprint() -> None:
     assert "trafilatura" in out
 
 
+def test_bench_reading() -> None:
+    out = run("bench_reading", "--rounds", "1", "--html-pages", "10", "--no-attacks")
+    assert "read apart and fingerprinted" in out
+    assert "plain-text news" in out
+
+
 def test_bench_index(redis_url: str) -> None:
     out = run(
         "bench_index",

@@ -96,6 +96,7 @@ def test_settings_are_frozen() -> None:
         ({"DEDUP_SIMILARITY": "0"}, "similarity must be in \\(0, 1\\]"),
         ({"DEDUP_RENEW_ON_MATCH": "often"}, "DEDUP_RENEW_ON_MATCH='often' is not true or false"),
         ({"DEDUP_REDELIVERY_WINDOW_S": "-5"}, "redelivery_window_s must be >= 0"),
+        ({"DEDUP_READ_TIMEOUT_MS": "0"}, "read_timeout_ms must be >= 1"),
     ],
 )
 def test_bad_values_say_the_fix(env: dict[str, str], message: str) -> None:

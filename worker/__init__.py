@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         KafkaUnavailable,
         LayoutMismatch,
         OutOfTurn,
+        ReaderUnavailable,
     )
     from worker.index import Index, MemoryIndex
     from worker.index.redis import RedisIndex
@@ -41,6 +42,7 @@ _WHERE = {
     "KafkaUnavailable": "worker.errors",
     "LayoutMismatch": "worker.errors",
     "OutOfTurn": "worker.errors",
+    "ReaderUnavailable": "worker.errors",
     "Fingerprint": "worker.text.fingerprint",
     "Fingerprinter": "worker.text.fingerprint",
     "Index": "worker.index",
@@ -75,6 +77,7 @@ __all__ = [
     "OutOfTurn",
     "Owner",
     "Probe",
+    "ReaderUnavailable",
     "RedisIndex",
     "Settings",
     "Verdict",

@@ -10,7 +10,8 @@ clients are translated into these where those clients are called.
     │   ├── IndexFenced          another worker owns the input partition now (do not retry)
     │   └── LayoutMismatch       the index was built with another layout or fingerprints
     ├── KafkaUnavailable     Kafka cannot be reached now (retry)
-    └── KafkaRefused         Kafka refused the credentials or rights (do not retry)
+    ├── KafkaRefused         Kafka refused the credentials or rights (do not retry)
+    └── ReaderUnavailable    the process that reads HTML and e-mail did not start
 """
 
 
@@ -59,3 +60,7 @@ class KafkaUnavailable(DedupError):
 
 class KafkaRefused(DedupError):
     """Kafka refused the worker's credentials or rights; retrying will not help."""
+
+
+class ReaderUnavailable(DedupError):
+    """The child process that reads HTML and e-mail (worker.pipeline.isolated) did not start."""

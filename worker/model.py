@@ -25,6 +25,9 @@ class Reason(StrEnum):
     WRONG_TYPE = "wrong_type"
     INVALID_VALUE = "invalid_value"
     UNSUPPORTED_VERSION = "unsupported_version"
+    TOO_DEEP = "too_deep"  # HTML or MIME parts nested past a limit (worker.text.markup)
+    TIMEOUT = "timeout"  # reading the HTML or e-mail took longer than DEDUP_READ_TIMEOUT_MS
+    UNREADABLE = "unreadable"  # reading the HTML or e-mail failed (the error is in the detail)
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,7 @@ ENV: dict[str, str] = {
     "detect_format": "DEDUP_DETECT_FORMAT",
     "html_main_content": "DEDUP_HTML_MAIN_CONTENT",
     "max_message_bytes": "DEDUP_MAX_MESSAGE_BYTES",
+    "read_timeout_ms": "DEDUP_READ_TIMEOUT_MS",
     "processing_guarantee": "DEDUP_PROCESSING_GUARANTEE",
     "input_isolation_level": "DEDUP_INPUT_ISOLATION_LEVEL",
     "batch_size": "DEDUP_BATCH_SIZE",
@@ -123,6 +124,8 @@ class Settings:
     detect_format: bool = defaults.DETECT_FORMAT  # HTML and e-mail recognised and read
     html_main_content: bool = defaults.MAIN_CONTENT  # HTML without navigation and the like
     max_message_bytes: int = 1_000_000
+    # the longest an article's HTML or e-mail is read for (in a child process), else a dead letter
+    read_timeout_ms: int = 5000
     processing_guarantee: Guarantee = Guarantee.AT_LEAST_ONCE
     input_isolation_level: Isolation = Isolation.READ_COMMITTED
     batch_size: int = 100
@@ -208,6 +211,9 @@ class Settings:
         _check(
             self.max_message_bytes >= 1024,
             f"max_message_bytes must be >= 1024, got {self.max_message_bytes}",
+        )
+        _check(
+            self.read_timeout_ms >= 1, f"read_timeout_ms must be >= 1, got {self.read_timeout_ms}"
         )
         _check(
             self.input_partitions >= 1,

@@ -19,7 +19,9 @@ if TYPE_CHECKING:
     from worker.index.redis import RedisIndex
     from worker.index.redis.client import Client
     from worker.layout.tables import Layout
+    from worker.pipeline.isolated import IsolatedReader
     from worker.pipeline.pipeline import Pipeline
+    from worker.pipeline.reading import Reader
     from worker.text.fingerprint import Fingerprinter
 
 
@@ -97,11 +99,25 @@ def redis_index(
     )
 
 
+def reader(settings: Settings, fingerprints: Fingerprinter) -> IsolatedReader:
+    """Reads HTML and e-mail as `fingerprints` does, in a child process, each text within
+    settings.read_timeout_ms. The caller starts and closes it (`async with`)."""
+    from worker.pipeline.isolated import IsolatedReader, memory_cap
+
+    return IsolatedReader(
+        fingerprints, settings.read_timeout_ms / 1000, memory_cap(settings.max_message_bytes)
+    )
+
+
 def pipeline(
-    settings: Settings, index: Index, fingerprints: Fingerprinter | None = None
+    settings: Settings,
+    index: Index,
+    fingerprints: Fingerprinter | None = None,
+    reader: Reader | None = None,
 ) -> Pipeline:
-    """Decisions against `index`, with `fingerprints` (default: the settings' fingerprinter)."""
+    """Decisions against `index`, with `fingerprints` (default: the settings' fingerprinter)
+    and `reader` (default: texts read in this process, without a deadline)."""
     from worker.pipeline.pipeline import Pipeline
 
     made = fingerprints or fingerprinter(settings)
-    return Pipeline(made, index, settings.max_message_bytes)
+    return Pipeline(made, index, settings.max_message_bytes, reader)

@@ -58,6 +58,29 @@ def test_scan_prints_one_verdict_per_line(tmp_path: Path) -> None:
     assert all(len(o["fingerprint"]) == 16 for o in out[:2])
 
 
+def test_scan_decides_every_line_around_texts_that_cannot_be_read(tmp_path: Path) -> None:
+    forward = "From: a@example.com\nTo: b@example.org\nContent-Type: message/rfc822\n\n"
+    lines = [
+        json.dumps({"id": "page", "text": PRODUCT_PAGE}),
+        json.dumps({"id": "deep", "text": "Subject: deep\n" + forward * 500 + "\nhello\n"}),
+        json.dumps({"id": "divs", "text": "<html><body>" + "<div>" * 20_000 + "the story"}),
+        json.dumps({"id": "recipe", "text": RECIPE}),
+    ]
+    path = tmp_path / "articles.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    result = CliRunner().invoke(main, ["scan", str(path)])
+    assert result.exit_code == 0, result.output
+    out = [json.loads(line) for line in result.output.splitlines()]
+    for line in out:
+        validate("scan-line", line)
+    assert [o.get("reason", o["verdict"]) for o in out] == [
+        "unique",
+        "too_deep",
+        "too_deep",
+        "unique",
+    ]
+
+
 def test_scan_threshold_option(tmp_path: Path) -> None:
     path = tmp_path / "a.jsonl"
     promoted = PRODUCT_PAGE.replace("complete your kit,", PROMOTION)

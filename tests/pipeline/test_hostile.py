@@ -1,17 +1,24 @@
 """Hostile and malformed input: each message gets a verdict or a dead letter with a reason,
-and nothing raises. Sizes are bounded by DEDUP_MAX_MESSAGE_BYTES before any parsing."""
+and nothing raises. Sizes are bounded by DEDUP_MAX_MESSAGE_BYTES before any parsing; the
+reading of HTML and e-mail by nesting limits, a deadline and a memory cap."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Callable
+from functools import cache
 
 import pytest
 
 from tests.support.schemas import validate
+from worker import wiring
 from worker.index import MemoryIndex
-from worker.model import Accepted, Rejection
+from worker.model import Accepted, Decision, Rejection
 from worker.pipeline.outputs import Source, output_messages
 from worker.pipeline.pipeline import Pipeline
+from worker.settings import Settings
+from worker.text import markup
 from worker.text.fingerprint import Fingerprinter
 
 LIMIT = 1_000_000
@@ -87,3 +94,154 @@ async def test_texts_with_nothing_left_once_normalised_are_copies_only_of_themse
         (d.verdict.kind.value, d.verdict.duplicate_of) for d in decisions if isinstance(d, Accepted)
     ]
     assert kinds == [("unique", None)] * len(texts) + [("exact", "t0")]
+
+
+# Attacks on the readers of HTML and e-mail, each as large as the default message size limit
+# allows. Nesting past the limits is refused before the costly work; what no limit covers
+# ends at the deadline (DEDUP_READ_TIMEOUT_MS) or at the reading process's memory cap.
+SETTINGS = Settings()
+# The bound on a batch holding one such text is the deadline plus this: starting the reading
+# process again and reading the ordinary articles beside it, with room for a loaded machine.
+MARGIN_S = 5.0
+STORY = "the story " * 20
+ORDINARY = "The harbour bridge reopened on Monday after six months of repairs, the city said. "
+PAGE_TEXT = "Traffic was light in the morning, and the ferries kept to their winter timetable. "
+ORDINARY_PAGE = (
+    f"<html><body><nav>Home</nav><article><p>{PAGE_TEXT * 3}</p></article></body></html>"
+)
+
+
+def _largest(build: Callable[[int], str]) -> str:
+    """build(n) for the largest n whose article fits the size limit."""
+
+    def fits(n: int) -> bool:
+        return len(_article(build(n), "attack")) <= LIMIT
+
+    low, high = 1, 2
+    while fits(high):
+        low, high = high, high * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle)
+    return build(low)
+
+
+def _repeated(head: str, unit: str, tail: str = "") -> str:
+    return _largest(lambda n: head + unit * n + tail)
+
+
+def _nested_parts(levels: int) -> str:
+    head = "From: a@example.com\nTo: b@example.org\nSubject: deep\nMIME-Version: 1.0\n"
+    opens = "".join(
+        f'Content-Type: multipart/mixed; boundary="b{i}"\n\n--b{i}\n' for i in range(levels)
+    )
+    return head + opens + "Content-Type: text/plain\n\nhello\n"
+
+
+MAIL = "From: a@example.com\nTo: b@example.org\n"
+HTML = "<html><body>"
+ATTACKS: dict[str, tuple[Callable[[], str], str]] = {  # how to make it, what it ends as
+    "MIME parts nested": (lambda: _largest(_nested_parts), "too_deep"),
+    "message/rfc822 nested": (
+        lambda: _repeated(MAIL + "Subject: deep\n", MAIL + "Content-Type: message/rfc822\n\n"),
+        "too_deep",
+    ),
+    "divs nested": (lambda: _repeated(HTML, "<div>", STORY), "too_deep"),
+    "divs nested 250 deep, over and over": (
+        lambda: _repeated(HTML, "<div>" * 250 + "word " + "</div>" * 250, STORY),
+        "unique",
+    ),
+    "tables nested": (lambda: _repeated(HTML, "<table><tr><td>", STORY), "too_deep"),
+    "lists nested": (lambda: _repeated(HTML, "<ul><li>", STORY), "too_deep"),
+    "entities": (lambda: _repeated(HTML + "<p>", "&amp;&#x41;&nbsp;&zz", STORY), "unique"),
+    # (the HTML parser's work grows as the square of an element's attributes)
+    "attributes of one element": (
+        lambda: _largest(lambda n: HTML + "<div " + " ".join(f"a{i}" for i in range(n)) + ">"),
+        "timeout",
+    ),
+    # (the e-mail parser's memory grows without end on these)
+    "encoded words in a subject": (
+        lambda: _repeated(MAIL + "Subject: ", "=?utf-8?q?a?= ", "\n\nbody\n"),
+        "unreadable",
+    ),
+    "MIME parts, side by side": (
+        lambda: _repeated(
+            MAIL + "Content-Type: multipart/mixed; boundary=b\n\n",
+            "--b\nContent-Type: text/plain\n\nhello\n",
+            "--b--\n",
+        ),
+        "timeout",
+    ),
+}
+# What the in-process reader (no deadline, no memory cap) can be given too
+IN_PROCESS = [name for name, (_, outcome) in ATTACKS.items() if outcome in ("too_deep", "unique")]
+
+
+@cache
+def _fingerprinter() -> Fingerprinter:
+    return wiring.fingerprinter(SETTINGS)
+
+
+def _outcome(decision: Decision) -> str:
+    if isinstance(decision, Rejection):
+        return decision.reason.value
+    assert isinstance(decision, Accepted)
+    return decision.verdict.kind.value
+
+
+def _in_process() -> Pipeline:
+    """A library user's pipeline: read in this process, without a deadline."""
+    return Pipeline(_fingerprinter(), MemoryIndex(), LIMIT)
+
+
+async def _decide_beside_ordinary_articles(raw: bytes, pipeline: Pipeline) -> list[Decision]:
+    raws = [_article(ORDINARY * 2, "before"), raw, _article(ORDINARY_PAGE, "after")]
+    decisions = await pipeline.run(raws)
+    assert [_outcome(d) for d in (decisions[0], decisions[2])] == ["unique", "unique"]
+    for decision, each in zip(decisions, raws, strict=True):
+        source = Source("articles", 0, 7, None)
+        for out in output_messages(decision, each, b"k", source, LIMIT, threshold=3):
+            validate(_topic(decision), json.loads(out.value))
+    return decisions
+
+
+def _topic(decision: Decision) -> str:
+    return "rejected" if isinstance(decision, Rejection) else "unique"
+
+
+@pytest.mark.parametrize("attack", ATTACKS, ids=list(ATTACKS))
+async def test_an_attack_on_the_readers_ends_within_the_bound(attack: str) -> None:
+    make, expected = ATTACKS[attack]
+    raw = _article(make(), "attack")
+    assert 0.9 * LIMIT < len(raw) <= LIMIT
+    # (a deadline of a second rather than the default's 5 for those that run into it: they
+    # take 11 s and more, and the tests a few seconds less)
+    settings = Settings(read_timeout_ms=1000) if expected == "timeout" else SETTINGS
+    bound_s = settings.read_timeout_ms / 1000 + MARGIN_S
+    async with wiring.reader(settings, _fingerprinter()) as reader:
+        async with asyncio.timeout(bound_s):  # (the event loop stays free meanwhile)
+            pipeline = wiring.pipeline(settings, MemoryIndex(), _fingerprinter(), reader)
+            decisions = await _decide_beside_ordinary_articles(raw, pipeline)
+    assert _outcome(decisions[1]) == expected
+
+
+@pytest.mark.parametrize("attack", IN_PROCESS, ids=IN_PROCESS)
+async def test_an_attack_read_in_process_ends_as_it_does_in_the_worker(attack: str) -> None:
+    make, expected = ATTACKS[attack]
+    raw = _article(make(), "attack")
+    [_, decision, _] = await _decide_beside_ordinary_articles(raw, _in_process())
+    assert _outcome(decision) == expected
+
+
+async def test_a_text_that_cannot_be_read_is_a_dead_letter_for_its_message_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def fails(text: str) -> str:
+        raise KeyError("something no one foresaw")
+
+    monkeypatch.setattr(markup, "email_text", fails)
+    mail = MAIL + "Subject: hello\n\n" + ORDINARY
+    [_, decision, _] = await _decide_beside_ordinary_articles(_article(mail), _in_process())
+    assert isinstance(decision, Rejection)
+    assert decision.reason.value == "unreadable"
+    assert decision.detail == "the text could not be read: KeyError: 'something no one foresaw'"

@@ -93,7 +93,7 @@ async def test_prepare_needs_no_index_and_a_decision_can_be_retried() -> None:
         _raw("recipe", RECIPE),
     ]
     positions = [(0, offset) for offset in range(len(raws))]
-    prepared = decider.prepare(raws, positions)
+    prepared = await decider.prepare(raws, positions)
     assert index.calls == 0  # fingerprinted, nothing asked of the index yet
     first = await decider.decide(prepared)
     again = await decider.decide(prepared)  # as after an index that failed mid-batch

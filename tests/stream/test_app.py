@@ -74,7 +74,7 @@ class Steps:
         return None
 
     # the pipeline
-    def prepare(self, values: object, positions: list[tuple[int, int]]) -> int:
+    async def prepare(self, values: object, positions: list[tuple[int, int]]) -> int:
         return positions[0][1]
 
     async def decide(self, number: int, owner: object = None) -> list[Decision]:

@@ -3,6 +3,7 @@ text parts; the format detected from the text's start, or given."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from email.message import EmailMessage
 
 import pytest
@@ -112,3 +113,59 @@ def test_the_same_text_reads_alike_in_every_format() -> None:
     assert reader_text(as_html)[1] is Format.HTML
     assert reader_text(as_html, Format.TEXT) == (as_html, Format.TEXT)  # given, not detected
     assert text in reader_text(mail(plain=text))[0]
+
+
+def nested_parts(levels: int) -> str:
+    """An e-mail whose text part sits `levels` MIME levels below the message."""
+    head = "From: a@example.com\nTo: b@example.org\nSubject: deep\nMIME-Version: 1.0\n"
+    opens = "".join(
+        f'Content-Type: multipart/mixed; boundary="b{i}"\n\n--b{i}\n' for i in range(levels)
+    )
+    closes = "".join(f"\n--b{i}--\n" for i in reversed(range(levels)))
+    return head + opens + "Content-Type: text/plain\n\nhello\n" + closes
+
+
+def nested_messages(levels: int) -> str:
+    """An e-mail forwarded as an attachment (message/rfc822) `levels` times over."""
+    forward = "From: a@example.com\nTo: b@example.org\nContent-Type: message/rfc822\n\n"
+    return "Subject: deep\n" + forward * levels + "From: a@example.com\n\nhello\n"
+
+
+def nested_html(levels: int, open_tags: str = "<div>") -> str:
+    return "<html><body>" + open_tags * levels + "the story " * 20
+
+
+@pytest.mark.parametrize("build", [nested_parts, nested_messages], ids=["multipart", "rfc822"])
+def test_mail_nested_past_the_limit_is_too_deep(build: Callable[[int], str]) -> None:
+    from worker.text.markup import MAX_MIME_DEPTH
+
+    assert email_text(build(MAX_MIME_DEPTH)).split() == ["deep", "hello"]
+    with pytest.raises(ValueError, match=f"nested more than {MAX_MIME_DEPTH} levels"):
+        email_text(build(MAX_MIME_DEPTH + 1))
+
+
+@pytest.mark.parametrize("build", [nested_parts, nested_messages], ids=["multipart", "rfc822"])
+def test_mail_nested_500_levels_is_too_deep_not_a_recursion_error(
+    build: Callable[[int], str],
+) -> None:
+    with pytest.raises(ValueError, match="nested more than"):
+        email_text(build(500))
+
+
+@pytest.mark.parametrize(
+    ("tags", "elements"),  # (a table's rows are in a <tbody> the parser adds)
+    [("<div>", 1), ("<table><tr><td>", 4), ("<ul><li>", 2), ("<span>", 1)],
+)
+def test_html_nested_past_the_limit_is_too_deep(tags: str, elements: int) -> None:
+    from worker.text.markup import MAX_HTML_DEPTH
+
+    levels = (MAX_HTML_DEPTH - 2) // elements  # (below <html> and <body>)
+    assert "the story" in html_text(nested_html(levels, tags))
+    with pytest.raises(ValueError, match=f"nested more than {MAX_HTML_DEPTH} levels"):
+        html_text(nested_html(levels + 1, tags))
+
+
+def test_16000_nested_divs_are_too_deep_at_once() -> None:
+    # (main-content extraction took seconds on these, and grows faster than their square)
+    with pytest.raises(ValueError, match="nested more than"):
+        html_text(nested_html(16_000))

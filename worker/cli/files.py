@@ -71,17 +71,25 @@ def _decide_file(
     on stderr otherwise. Returns how many lines got each verdict."""
     from worker.pipeline.outputs import scan_line
 
-    pipeline = wiring.pipeline(settings, index, fingerprints)
+    fingerprints = fingerprints or wiring.fingerprinter(settings)
+    reader = wiring.reader(settings, fingerprints)
+    pipeline = wiring.pipeline(settings, index, fingerprints, reader)
     counts: Counter[str] = Counter()
     size = os.fstat(file.fileno()).st_size if not verdicts and file.seekable() else 0
-    with click.progressbar(length=size, label="indexing", file=sys.stderr, hidden=not size) as bar:
-        for first, chunk in _chunks(file, CHUNK):
-            for i, decision in enumerate(runner.run(pipeline.run(chunk))):
-                line = scan_line(decision, first + i)
-                counts[line["verdict"]] += 1
-                if verdicts:
-                    click.echo(json.dumps(line, ensure_ascii=False))
-            bar.update(sum(len(raw) + 1 for raw in chunk))
+    runner.run(reader.start())
+    try:
+        with click.progressbar(
+            length=size, label="indexing", file=sys.stderr, hidden=not size
+        ) as bar:
+            for first, chunk in _chunks(file, CHUNK):
+                for i, decision in enumerate(runner.run(pipeline.run(chunk))):
+                    line = scan_line(decision, first + i)
+                    counts[line["verdict"]] += 1
+                    if verdicts:
+                        click.echo(json.dumps(line, ensure_ascii=False))
+                bar.update(sum(len(raw) + 1 for raw in chunk))
+    finally:
+        runner.run(reader.close())
     return counts
 
 
@@ -123,22 +131,29 @@ def idf_build(file: IO[bytes], out: Path, cap: float) -> None:
 
     settings = settings_from_env()
     fingerprinter = wiring.fingerprinter(settings)  # (it reads HTML and e-mail as the worker)
+    reader = wiring.reader(settings, fingerprinter)
     skipped = 0
 
-    def documents() -> Iterator[list[str]]:
+    def documents(runner: asyncio.Runner) -> Iterator[list[str]]:
         nonlocal skipped
         for line in file:
             article = decode_article(line.rstrip(b"\r\n"), settings.max_message_bytes)
             if isinstance(article, Article):
-                text, _ = fingerprinter.read(article.text, article.format)
-                yield units(normalized_tokens(text), settings.chinese_units).items
-            else:
-                skipped += 1
+                [read] = runner.run(reader.read([article.text], [article.format]))
+                if isinstance(read, tuple):
+                    yield units(normalized_tokens(read[0]), settings.chinese_units).items
+                    continue
+            skipped += 1
 
-    table = IdfTable.build(documents(), cap)
+    with asyncio.Runner() as runner:
+        runner.run(reader.start())
+        try:
+            table = IdfTable.build(documents(runner), cap)
+        finally:
+            runner.run(reader.close())
     table.save(out)
     click.echo(
         f"wrote {out}: {table.docs} articles, {len(table.weights)} units below the cap "
-        f"{cap:g} ({skipped} lines skipped: not articles)",
+        f"{cap:g} ({skipped} lines skipped: not articles, or not readable)",
         err=True,
     )

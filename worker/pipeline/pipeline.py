@@ -1,9 +1,10 @@
 """The core step shared by the stream app, `scan` and `backfill`: raw messages in, decisions
 out.
 
-Decode, fingerprint, then ask the index about the batch's articles and deletions at once:
-the index decides them in order, as one unit (Index.decide), so first seen wins within a
-batch, a deletion applies in its place, and no other batch comes between.
+Decode, read (HTML and e-mail to what a reader sees: reading.py), fingerprint, then ask the
+index about the batch's articles and deletions at once: the index decides them in order, as
+one unit (Index.decide), so first seen wins within a batch, a deletion applies in its place,
+and no other batch comes between.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from worker.model import (
     Rejection,
 )
 from worker.pipeline.decode import decode_article
+from worker.pipeline.reading import InProcessReader, Reader
 from worker.text.fingerprint import Fingerprint, Fingerprinter
 
 
@@ -38,10 +40,18 @@ class Prepared:
 
 
 class Pipeline:
-    def __init__(self, fingerprinter: Fingerprinter, index: Index, max_message_bytes: int) -> None:
+    def __init__(
+        self,
+        fingerprinter: Fingerprinter,
+        index: Index,
+        max_message_bytes: int,
+        reader: Reader | None = None,
+    ) -> None:
+        """`reader`: reads the texts (default: in this process, without a deadline)."""
         self.fingerprinter = fingerprinter
         self.index = index
         self.max_message_bytes = max_message_bytes
+        self.reader = reader or InProcessReader(fingerprinter)
 
     async def run(
         self,
@@ -50,28 +60,38 @@ class Pipeline:
     ) -> list[Decision]:
         """One decision per value, in order; `positions`: each value's (partition, offset) in
         the input topic (Probe.position). Raises only when the index cannot answer."""
-        return await self.decide(self.prepare(values, positions))
+        return await self.decide(await self.prepare(values, positions))
 
-    def prepare(
+    async def prepare(
         self,
         values: Sequence[bytes | None],
         positions: Sequence[tuple[int, int]] | None = None,
     ) -> Prepared:
-        """Decode and fingerprint (the work that needs no index; the stream app does it for
-        the next batch while the index decides this one)."""
+        """Decode, read and fingerprint (the work that needs no index; the stream app does it
+        for the next batch while the index decides this one). A message that cannot be read
+        is a Rejection; nothing here raises for one message."""
         decoded = [decode_article(v, self.max_message_bytes) for v in values]
         decisions: list[Decision | None] = [
             d if isinstance(d, Rejection) else None for d in decoded
         ]
-        articles = [(i, d) for i, d in enumerate(decoded) if isinstance(d, Article)]
-        fingerprints = self.fingerprinter.many(
-            [a.text for _, a in articles], [a.format for _, a in articles]
+        found = [(i, d) for i, d in enumerate(decoded) if isinstance(d, Article)]
+        read = await self.reader.read([a.text for _, a in found], [a.format for _, a in found])
+        articles = []
+        for (i, article), text in zip(found, read, strict=True):
+            if isinstance(text, Rejection):
+                decisions[i] = text
+            else:
+                articles.append((i, article, text))
+        fingerprints = self.fingerprinter.many_read(
+            [text for _, _, text in articles], [a.text for _, a, _ in articles]
         )
-        printed = {i: fp for (i, _), fp in zip(articles, fingerprints, strict=True)}
+        printed = {i: fp for (i, _, _), fp in zip(articles, fingerprints, strict=True)}
         asked: list[tuple[int, Article | None, Fingerprint | None]] = []
         ops: list[Op] = []
         for i, item in enumerate(decoded):
             position = positions[i] if positions else None
+            if decisions[i] is not None:  # (unreadable)
+                continue
             if isinstance(item, Article):
                 fp = printed[i]
                 asked.append((i, item, fp))

@@ -128,7 +128,8 @@ async def _decide(settings: Settings, metrics: Metrics, stopping: asyncio.Event)
     )
     metrics.cached_entries.set_function(lambda: shared.cached_entries)
     index = TimedIndex(shared, metrics)
-    pipeline = wiring.pipeline(settings, index, fingerprints)
+    reader = wiring.reader(settings, fingerprints)  # (HTML and e-mail: a child process)
+    pipeline = wiring.pipeline(settings, index, fingerprints, reader)
     transactions = Transactions(settings, lambda: source.epoch) if settings.exactly_once else None
 
     async def revoke() -> None:
@@ -142,6 +143,7 @@ async def _decide(settings: Settings, metrics: Metrics, stopping: asyncio.Event)
     )
     try:
         async with AsyncExitStack() as resources:
+            await resources.enter_async_context(reader)
             deliver: Deliver
             if transactions is None:
                 out = await resources.enter_async_context(
@@ -312,4 +314,4 @@ async def _fetch(source: Input, pipeline: Pipeline, wait: bool) -> Ahead | None:
         return None
     values = [r.value for r in batch.records]
     positions = [(r.partition, r.offset) for r in batch.records]
-    return batch, pipeline.prepare(values, positions)
+    return batch, await pipeline.prepare(values, positions)

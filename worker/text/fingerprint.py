@@ -22,7 +22,7 @@ from worker.text.compiled import Kernel, kernel
 from worker.text.fast_units import fast_units
 from worker.text.features import ChineseUnits, units, words_of
 from worker.text.idf import IdfTable, default_table, jieba_table
-from worker.text.markup import Format, reader_text
+from worker.text.markup import Format, detect, reader_text
 from worker.text.normalize import folded_utf8, normalized_tokens
 from worker.text.simhash import feature_hashes, shingle_hashes_many, simhashes
 from worker.text.sketch import SketchShape, sketches
@@ -133,7 +133,17 @@ class Fingerprinter:
         given = list(formats) if formats is not None else [None] * len(texts)
         if len(given) != len(texts):
             raise ValueError(f"got {len(given)} formats for {len(texts)} texts")
-        read = [self.read(text, f) for text, f in zip(texts, given, strict=True)]
+        return self.many_read(
+            [self.read(text, f) for text, f in zip(texts, given, strict=True)], texts
+        )
+
+    def many_read(
+        self, read: Sequence[tuple[str, Format]], texts: Sequence[str]
+    ) -> list[Fingerprint]:
+        """Fingerprints of `texts` already read: `read` holds what `self.read` gave for each
+        (the worker reads HTML and e-mail in a process of its own, with a deadline)."""
+        if len(read) != len(texts):
+            raise ValueError(f"got {len(read)} texts read for {len(texts)} texts")
         out = []
         for i in range(0, len(read), _CHUNK):
             chunk = read[i : i + _CHUNK]
@@ -142,9 +152,14 @@ class Fingerprinter:
 
     def read(self, text: str, format: Format | None = None) -> tuple[str, Format]:
         """What this fingerprinter counts of `text` (what a reader sees of it), and its format."""
-        if format is None and not self.detect_format:
-            format = Format.TEXT
-        return reader_text(text, format, main_content=self.main_content)
+        return reader_text(text, self.format_of(text, format), main_content=self.main_content)
+
+    def format_of(self, text: str, format: Format | None = None) -> Format:
+        """What `self.read` reads `text` as: `format`, else as it looks (with `detect_format`),
+        else as text."""
+        if format is not None:
+            return Format(format)
+        return detect(text) if self.detect_format else Format.TEXT
 
     def _many(
         self, texts: Sequence[str], formats: Sequence[Format], sent: Sequence[str]
