@@ -15,9 +15,10 @@ import xxhash
 
 from evaluation.corpora import git_pages, lee_news, peoples_daily, postgres_pages
 from tests.support.reference import simhash_reference
+from worker.model import Format
 from worker.text.features import tokenize, units
 from worker.text.fingerprint import Fingerprinter
-from worker.text.markup import Format, reader_text
+from worker.text.markup import reader_text
 from worker.text.normalize import normalize, normalized_tokens
 from worker.text.simhash import simhash
 

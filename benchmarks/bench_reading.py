@@ -16,11 +16,11 @@ from collections.abc import Awaitable, Callable
 from evaluation.corpora import email_messages, git_pages, lee_news, postgres_pages
 from tests.pipeline.test_hostile import ATTACKS
 from worker import wiring
+from worker.model import Format
 from worker.pipeline.isolated import IsolatedReader
 from worker.pipeline.reading import InProcessReader, Reader
 from worker.settings import Settings
 from worker.text.fingerprint import Fingerprinter
-from worker.text.markup import Format
 
 BATCH = 100  # the worker's default batch size (DEDUP_BATCH_SIZE)
 Method = Callable[[list[str]], Awaitable[object]]

@@ -28,7 +28,8 @@ from evaluation.truth import DIFFERENT, DUPLICATE, jaccard_matrix, shingle_set
 from worker import defaults
 from worker.index.base import Entry, Rule, match
 from worker.layout.tables import pigeonhole
-from worker.text.fingerprint import Fingerprint, Fingerprinter
+from worker.model import Fingerprint
+from worker.text.fingerprint import Fingerprinter
 from worker.text.idf import IdfTable, default_table
 from worker.text.sketch import SketchShape
 

@@ -28,10 +28,37 @@ def test_every_error_is_exported() -> None:
     assert raised <= set(worker.__all__)
 
 
-def test_the_library_classes_are_exported() -> None:
-    assert {"Fingerprinter", "MemoryIndex", "RedisIndex", "Settings", "Verdict", "Probe"} <= set(
-        worker.__all__
+async def test_a_library_user_needs_only_the_top_level_names() -> None:
+    story = " ".join(f"word{i % 97} term{i % 13}" for i in range(150))
+    copy = story.replace("word5 ", "changed ", 1)
+    fingerprinter, index = worker.Fingerprinter(), worker.MemoryIndex()
+    probes = [
+        worker.Probe(article_id, fp.content_hash, fp.search, fp.sketch, (0, offset))
+        for offset, (article_id, fp) in enumerate(
+            zip(["a", "b"], fingerprinter.many([story, copy]), strict=True)
+        )
+    ]
+    first, second = await index.decide(probes, worker.Owner("group/topic", 1))
+    assert isinstance(first, worker.Verdict)
+    assert isinstance(second, worker.Verdict)
+    assert (first.kind, second.kind, second.duplicate_of) == (
+        worker.Kind.UNIQUE,
+        worker.Kind.NEAR,
+        "a",
     )
+    assert await index.decide([worker.Forget("a", (0, 2))]) == [True]
+
+
+def test_the_model_loads_nothing_beyond_the_standard_library() -> None:
+    code = (
+        "import sys; before = set(sys.modules); import worker.model; "
+        "print(sorted({m.split('.')[0] for m in set(sys.modules) - before} - "
+        "set(sys.stdlib_module_names) - {'worker'}))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert loaded == "[]"
 
 
 def test_importing_the_package_loads_no_heavy_dependency() -> None:

@@ -26,9 +26,9 @@ if TYPE_CHECKING:
     )
     from worker.index import Index, MemoryIndex
     from worker.index.redis import RedisIndex
-    from worker.model import Forget, Kind, Owner, Probe, Verdict
+    from worker.model import Fingerprint, Forget, Kind, Owner, Probe, Verdict
     from worker.settings import Settings
-    from worker.text.fingerprint import Fingerprint, Fingerprinter
+    from worker.text.fingerprint import Fingerprinter
     from worker.text.simhash import hamming, simhash
 
 _WHERE = {
@@ -43,7 +43,7 @@ _WHERE = {
     "LayoutMismatch": "worker.errors",
     "OutOfTurn": "worker.errors",
     "ReaderUnavailable": "worker.errors",
-    "Fingerprint": "worker.text.fingerprint",
+    "Fingerprint": "worker.model",
     "Fingerprinter": "worker.text.fingerprint",
     "Index": "worker.index",
     "MemoryIndex": "worker.index",

@@ -2,15 +2,31 @@
 Rejection with its Reason), what the index is asked about an article (Probe) or a deletion
 (Forget), on whose behalf (Owner), and what it answers (Verdict, of a Kind), and the decision
 on each input message (Accepted, Forgotten or a Rejection). Plain data, no behaviour beyond
-a property."""
+a property; they import nothing but the standard library, so that every layer can use them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
 
-from worker.text.fingerprint import Fingerprint
-from worker.text.markup import Format
+
+class Format(StrEnum):
+    """How an article's text is read (text/markup.py)."""
+
+    TEXT = "text"
+    HTML = "html"
+    EMAIL = "email"
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """What the index needs of a text (text/fingerprint.py)."""
+
+    content_hash: bytes  # xxh3_128 of the normalised text, 16 bytes
+    search: int | None  # None when the text is too short for a stable fingerprint
+    words: float  # length in words (a character unit counts as half a word)
+    sketch: bytes | None = None  # the set sketch of its shingles; None with `search`
+    format: Format = Format.TEXT  # what the text was read as
 
 
 class Reason(StrEnum):

@@ -3,9 +3,8 @@ import json
 import pytest
 
 from tests.support.schemas import is_valid
-from worker.model import Article, Deletion, Reason, Rejection
+from worker.model import Article, Deletion, Format, Reason, Rejection
 from worker.pipeline.decode import decode_article
-from worker.text.markup import Format
 
 LIMIT = 10_000
 

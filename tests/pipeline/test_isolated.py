@@ -13,11 +13,10 @@ import pytest
 
 from tests.text.test_markup import PAGE, mail
 from worker.errors import ReaderUnavailable
-from worker.model import Reason, Rejection
+from worker.model import Format, Reason, Rejection
 from worker.pipeline.isolated import IsolatedReader, memory_cap
 from worker.pipeline.reading import InProcessReader
 from worker.text.fingerprint import Fingerprinter
-from worker.text.markup import Format
 
 DEADLINE_S = 1.0
 # Its parse takes half a minute (the parser's work grows as the square of an element's

@@ -15,7 +15,8 @@ from tests.support.compiled import require_compiled
 from tests.support.texts import PRODUCT_PAGE, PROMOTION, RECIPE
 from tests.text.test_fast_units import LATIN, MIXED, _random_texts
 from tests.text.test_features import SCRIPTS
-from worker.text.fingerprint import Fingerprint, Fingerprinter
+from worker.model import Fingerprint
+from worker.text.fingerprint import Fingerprinter
 from worker.text.sketch import SketchShape
 
 

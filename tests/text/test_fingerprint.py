@@ -5,9 +5,9 @@ import xxhash
 
 from evaluation.corpora import lee_news, peoples_daily
 from tests.support.texts import PRODUCT_PAGE, PROMOTION, RECIPE
+from worker.model import Format
 from worker.text.fingerprint import Fingerprinter
 from worker.text.idf import IdfTable
-from worker.text.markup import Format
 from worker.text.simhash import hamming
 from worker.text.sketch import SketchShape, similarity
 

@@ -8,7 +8,8 @@ from email.message import EmailMessage
 
 import pytest
 
-from worker.text.markup import Format, detect, email_text, html_text, reader_text
+from worker.model import Format
+from worker.text.markup import detect, email_text, html_text, reader_text
 
 PAGE = """<!DOCTYPE html><html><head><title>Title</title><style>p {color: red}</style>
 <script>var tracking = 'hidden';</script></head><body>

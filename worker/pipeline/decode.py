@@ -7,8 +7,7 @@ from typing import Any
 
 import orjson
 
-from worker.model import Article, Deletion, Reason, Rejection
-from worker.text.markup import Format
+from worker.model import Article, Deletion, Format, Reason, Rejection
 
 SCHEMA_VERSION = 1
 MAX_ID_CHARS = 512

@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from types import TracebackType
 
 from worker.errors import ReaderUnavailable
-from worker.model import Reason, Rejection
+from worker.model import Format, Reason, Rejection
 from worker.pipeline import read_child
 from worker.pipeline.reading import Read, rejection, unreadable
 from worker.text.fingerprint import Fingerprinter
-from worker.text.markup import Format, TooDeep
+from worker.text.markup import TooDeep
 
 START_TIMEOUT_S = 30.0  # a child that is not ready by then will not be
 END_WAIT_S = 1.0  # for a child that closed its output to end, before it is killed

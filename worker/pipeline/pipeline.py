@@ -17,6 +17,7 @@ from worker.model import (
     Accepted,
     Article,
     Decision,
+    Fingerprint,
     Forget,
     Forgotten,
     Owner,
@@ -25,7 +26,7 @@ from worker.model import (
 )
 from worker.pipeline.decode import decode_article
 from worker.pipeline.reading import InProcessReader, Reader
-from worker.text.fingerprint import Fingerprint, Fingerprinter
+from worker.text.fingerprint import Fingerprinter
 
 
 @dataclass(frozen=True)

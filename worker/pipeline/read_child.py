@@ -43,7 +43,8 @@ def serve(main_content: bool, memory_bytes: int, alarm_s: float) -> None:
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # anything a library prints goes to stderr, not into the replies
 
-    from worker.text.markup import Format, TooDeep, reader_text
+    from worker.model import Format
+    from worker.text.markup import TooDeep, reader_text
 
     formats = {HTML: Format.HTML, EMAIL: Format.EMAIL}
     requests = sys.stdin.buffer

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from worker.model import Reason, Rejection
+from worker.model import Format, Reason, Rejection
 from worker.text.fingerprint import Fingerprinter
-from worker.text.markup import Format, TooDeep
+from worker.text.markup import TooDeep
 
 Read = tuple[str, Format] | Rejection  # the text a reader sees and its format, or why not
 MAX_DETAIL_CHARS = 500  # of an error's message in a dead letter's detail

@@ -18,25 +18,17 @@ import numpy as np
 import xxhash
 
 from worker import defaults
+from worker.model import Fingerprint, Format
 from worker.text.compiled import Kernel, kernel
 from worker.text.fast_units import fast_units
 from worker.text.features import ChineseUnits, units, words_of
 from worker.text.idf import IdfTable, default_table, jieba_table
-from worker.text.markup import Format, detect, reader_text
+from worker.text.markup import detect, reader_text
 from worker.text.normalize import folded_utf8, normalized_tokens
 from worker.text.simhash import feature_hashes, shingle_hashes_many, simhashes
 from worker.text.sketch import SketchShape, sketches
 
 TF_DAMPINGS = ("sqrt", "log", "linear")
-
-
-@dataclass(frozen=True)
-class Fingerprint:
-    content_hash: bytes  # xxh3_128 of the normalised text, 16 bytes
-    search: int | None  # None when the text is too short for a stable fingerprint
-    words: float  # length in words (a character unit counts as half a word)
-    sketch: bytes | None = None  # the set sketch of its shingles; None with `search`
-    format: Format = Format.TEXT  # what the text was read as
 
 
 # Texts per numpy pass: numpy's cost per call is spread over the chunk, while its temporary

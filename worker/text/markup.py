@@ -20,11 +20,12 @@ import email
 import email.policy
 import re
 from email.message import EmailMessage
-from enum import StrEnum
 from typing import Self
 
 from resiliparse.extract.html2text import extract_plain_text
 from resiliparse.parse.html import HTMLTree
+
+from worker.model import Format
 
 # Real pages nest up to ~25 elements (3,158 pages of documentation measured), real mail a few
 # MIME levels (a forward per two or three). Main-content extraction of 1 MB of elements
@@ -36,12 +37,6 @@ _DEEPER_THAN_LIMIT = " > ".join(["*"] * (MAX_HTML_DEPTH + 1))  # an element belo
 
 class TooDeep(ValueError):
     """A text nested past a limit (MAX_HTML_DEPTH elements, MAX_MIME_DEPTH MIME parts)."""
-
-
-class Format(StrEnum):
-    TEXT = "text"
-    HTML = "html"
-    EMAIL = "email"
 
 
 # A tag: "<", an optional "/", a name, up to the next ">"; or a comment. Only the names of
