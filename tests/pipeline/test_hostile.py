@@ -159,10 +159,11 @@ ATTACKS: dict[str, tuple[Callable[[], str], str]] = {  # how to make it, what it
         lambda: _largest(lambda n: HTML + "<div " + " ".join(f"a{i}" for i in range(n)) + ">"),
         "timeout",
     ),
-    # (the e-mail parser's memory grows without end on these)
+    # (the e-mail parser's memory grows without end on these: past the child's cap it is
+    # unreadable, or past the deadline first on a slower machine)
     "encoded words in a subject": (
         lambda: _repeated(MAIL + "Subject: ", "=?utf-8?q?a?= ", "\n\nbody\n"),
-        "unreadable",
+        "unreadable|timeout",
     ),
     "MIME parts, side by side": (
         lambda: _repeated(
@@ -222,7 +223,7 @@ async def test_an_attack_on_the_readers_ends_within_the_bound(attack: str) -> No
         async with asyncio.timeout(bound_s):  # (the event loop stays free meanwhile)
             pipeline = wiring.pipeline(settings, MemoryIndex(), _fingerprinter(), reader)
             decisions = await _decide_beside_ordinary_articles(raw, pipeline)
-    assert _outcome(decisions[1]) == expected
+    assert _outcome(decisions[1]) in expected.split("|")
 
 
 @pytest.mark.parametrize("attack", IN_PROCESS, ids=IN_PROCESS)
