@@ -130,7 +130,9 @@ async def _decide(settings: Settings, metrics: Metrics, stopping: asyncio.Event)
     index = TimedIndex(shared, metrics)
     reader = wiring.reader(settings, fingerprints)  # (HTML and e-mail: a child process)
     pipeline = wiring.pipeline(settings, index, fingerprints, reader)
-    transactions = Transactions(settings, lambda: source.epoch) if settings.exactly_once else None
+    transactions = (
+        Transactions(settings, lambda: source.assignment) if settings.exactly_once else None
+    )
 
     async def revoke() -> None:
         await outbox.flush()
