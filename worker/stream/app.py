@@ -120,11 +120,11 @@ async def _decide(settings: Settings, metrics: Metrics, stopping: asyncio.Event)
     """Read, decide and publish batches until `stopping` is set. Any error stops the worker."""
     fingerprints = wiring.fingerprinter(settings)
     shared = wiring.redis_index(settings, fingerprints, metrics.index_reset)
-    paths = {True: "compiled", False: "numpy"}  # (the compiled kernels: native/)
+    paths = {True: "native", False: "numpy"}  # (the native extension: native/)
     log.info(
         "fingerprints: %s; bucket cache: %s",
-        paths[fingerprints.compiled],
-        paths[shared.compiled_cache] if shared.uses_bucket_cache else "off",
+        paths[fingerprints.native],
+        paths[shared.native_cache] if shared.uses_bucket_cache else "off",
     )
     metrics.cached_entries.set_function(lambda: shared.cached_entries)
     index = TimedIndex(shared, metrics)

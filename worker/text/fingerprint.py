@@ -19,11 +19,11 @@ import xxhash
 
 from worker import defaults
 from worker.model import Fingerprint, Format
-from worker.text.compiled import Kernel, kernel
 from worker.text.fast_units import fast_units
 from worker.text.features import ChineseUnits, units, words_of
 from worker.text.idf import IdfTable, default_table, jieba_table
 from worker.text.markup import detect, reader_text
+from worker.text.native import NativeFingerprinter, native_fingerprinter
 from worker.text.normalize import folded_utf8, normalized_tokens
 from worker.text.simhash import feature_hashes, shingle_hashes_many, simhashes
 from worker.text.sketch import SketchShape, sketches
@@ -62,7 +62,7 @@ class Fingerprinter:
         main_content: bool = defaults.MAIN_CONTENT,
         sketch_shape: SketchShape | None = None,
         tf_damping: str = defaults.TF_DAMPING,
-        compiled: bool = True,
+        native: bool = True,
     ) -> None:
         """`idf` weighs the units of the search fingerprint (default: the table shipped with
         the package; with jieba words, jieba's own table for the Chinese ones); a unit's count
@@ -88,17 +88,17 @@ class Fingerprinter:
         if idf is None:
             idf = jieba_table() if self.chinese is ChineseUnits.JIEBA else default_table()
         self.idf = idf
-        self._kernel: Kernel | None = None
-        if compiled and self.chinese is ChineseUnits.CHARACTERS:
-            self._kernel = kernel(idf, shingle_size, self.sketch_shape, tf_damping)
+        self._native: NativeFingerprinter | None = None
+        if native and self.chinese is ChineseUnits.CHARACTERS:
+            self._native = native_fingerprinter(idf, shingle_size, self.sketch_shape, tf_damping)
         # Loads the tables (normalisation, jieba's dictionary, the IDF hashes) now rather than
         # on the first article, whose latency would pay for them.
         self("warm-up 预热 " * 20)
 
     @property
-    def compiled(self) -> bool:
-        """Whether the compiled kernel computes the fingerprints (else numpy)."""
-        return self._kernel is not None
+    def native(self) -> bool:
+        """Whether the native extension computes the fingerprints (else numpy)."""
+        return self._native is not None
 
     @property
     def spec(self) -> str:
@@ -159,8 +159,8 @@ class Fingerprinter:
         computed: Sequence[tuple[int | None, bytes | None]]
         # Per text: its content hash, words and units; then (search, sketch) of those long
         # enough: below the minimum length a SimHash is noise, and such texts get none.
-        if self._kernel is not None:
-            rows = self._kernel.many([folded_utf8(text) for text in texts])
+        if self._native is not None:
+            rows = self._native.many([folded_utf8(text) for text in texts])
             heads = [(h, words_of(n, chars), n) for h, n, chars, _, _ in rows]
             fit = [self._fits(words, n) for _, words, n in heads]
             computed = [(row[3], row[4]) for row, ok in zip(rows, fit, strict=True) if ok]

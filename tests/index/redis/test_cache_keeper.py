@@ -26,7 +26,7 @@ async def test_a_look_is_taken_in_and_one_sent_before_a_reload_is_left_alone(
         redis_client,
         index.keys,
         BucketAddresses(index.keys.buckets, LAYOUT),
-        compiled=False,
+        native=False,
         on_rolled_back=lambda: rolled_back.append(True),
     )
     assert index.epoch is not None

@@ -78,7 +78,7 @@ class BucketAddresses:
         ]
 
     def numbering(self) -> list[tuple[tuple[tuple[int, int, int], ...], int, list[int]]]:
-        """How `slots` numbers each table's probed buckets, for the compiled store: the
+        """How `slots` numbers each table's probed buckets, for the native store: the
         table's runs of key bits (Table.runs), its first number, and the flips XORed with a
         fingerprint's key to get each probed key, in `slots`' order."""
         return [

@@ -9,7 +9,7 @@ worker found still exists, and searches Redis's buckets itself when not, so a st
 time, never a wrong verdict. Memory: each entry once per table (docs/operations.md).
 
 Buckets are numbered (BucketAddresses.slots). Two stores hold them and search them, with the
-same results: the compiled one (compiled_cache.py) where it is installed, else numpy arrays
+same results: the native one (native_cache.py) where it is installed, else numpy arrays
 indexed by those numbers (_NumpyStore), so that a batch's thousands of probed buckets are found
 with a few numpy operations rather than one Python step each.
 """
@@ -21,8 +21,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from worker.index.redis.addresses import BucketAddresses
-from worker.index.redis.compiled_cache import CompiledStore, compiled_store
 from worker.index.redis.format import ENTRY, ENTRY_BYTES, RING_CHECK
+from worker.index.redis.native_cache import NativeStore, native_store
 from worker.index.redis.nearest import Gathered, Nearest, Search, nearest
 
 # Entries taken in per pass: a reload of a large index goes in passes, so that its temporary
@@ -31,15 +31,15 @@ _PASS = 100_000
 
 
 class BucketCache:
-    def __init__(self, addresses: BucketAddresses, *, compiled: bool = True) -> None:
-        """With `compiled`, the compiled store where it is installed."""
+    def __init__(self, addresses: BucketAddresses, *, native: bool = True) -> None:
+        """With `native`, the native store where it is installed."""
         if addresses.slot_count is None:
             raise ValueError(
                 "a bucket cache needs every table at most 16 bits wide; "
                 "read the buckets from Redis instead (bucket_cache=False)"
             )
-        self._store: CompiledStore | _NumpyStore = (
-            compiled and compiled_store(addresses)
+        self._store: NativeStore | _NumpyStore = (
+            native and native_store(addresses)
         ) or _NumpyStore(addresses)
         self.last = 0  # every entry up to this sequence number is here
         # The ring's entry of number `last` as the cache saw it (format.RING_CHECK bytes; b"":
@@ -48,7 +48,7 @@ class BucketCache:
         self.last_entry = b""
 
     @property
-    def compiled(self) -> bool:
+    def native(self) -> bool:
         return not isinstance(self._store, _NumpyStore)
 
     @property

@@ -25,12 +25,12 @@ class CacheKeeper:
         keys: NamespaceKeys,
         addresses: BucketAddresses,
         *,
-        compiled: bool,
+        native: bool,
         on_rolled_back: Callable[[], None],
     ) -> None:
         """`on_rolled_back` is told when a look finds that the index lost writes the cache
         had seen (before the cache reloads)."""
-        self.cache = BucketCache(addresses, compiled=compiled)
+        self.cache = BucketCache(addresses, native=native)
         self.client, self.keys = client, keys
         self.on_rolled_back = on_rolled_back
         whole_table = addresses.whole_table()  # what a reload reads

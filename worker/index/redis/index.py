@@ -74,7 +74,7 @@ class RedisIndex:
         renew_on_match: bool = defaults.RENEW_ON_MATCH,
         redelivery_window_s: int = defaults.REDELIVERY_WINDOW_S,
         bucket_cache: bool = True,
-        compiled: bool = True,
+        native: bool = True,
         in_order: bool = True,
         fingerprints: str | None = None,
         on_reset: Callable[[str], None] | None = None,
@@ -89,7 +89,7 @@ class RedisIndex:
         kept `redelivery_window_s`, for a redelivery of the message that decided it (Probe
         position). With `bucket_cache`, the worker keeps the buckets in memory (BucketCache)
         when every table of the layout is at most 16 bits wide; else it reads Redis's; with
-        `compiled`, the cache is held and searched by the compiled kernel where it is
+        `native`, the cache is held and searched by the native extension where it is
         installed (bucket_cache.py); with `in_order` (and the cache, on one Redis), a batch's
         calls are sent while the batch before runs (ordered.py). `fingerprints`
         (Fingerprinter.spec) is recorded with the
@@ -124,7 +124,7 @@ class RedisIndex:
                 client,
                 self.keys,
                 self._addresses,
-                compiled=compiled,
+                native=native,
                 on_rolled_back=lambda: self._report_reset(
                     "the index lost writes that this worker had seen (a replica promoted, or "
                     "a restart that lost its last writes)"
@@ -164,9 +164,9 @@ class RedisIndex:
         return self._kept is not None
 
     @property
-    def compiled_cache(self) -> bool:
-        """Whether the bucket cache is the compiled one (bucket_cache.py)."""
-        return self._kept is not None and self._kept.cache.compiled
+    def native_cache(self) -> bool:
+        """Whether the bucket cache is the native one (bucket_cache.py)."""
+        return self._kept is not None and self._kept.cache.native
 
     @property
     def cached_entries(self) -> int:
