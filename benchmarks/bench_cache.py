@@ -26,24 +26,24 @@ BATCH = 100
 STORES = {True: "native store", False: "numpy store (without the native extension)"}
 
 
-def filled(native: bool, fingerprints: np.ndarray) -> BucketCache:
+def filled(native: bool, simhashes: np.ndarray) -> BucketCache:
     cache = BucketCache(
         BucketAddresses(NamespaceKeys("bench").buckets, default_layout()), native=native
     )
-    entries = np.zeros(len(fingerprints), dtype=ENTRY)
-    entries["fingerprint"] = fingerprints
-    entries["seq"] = np.arange(1, len(fingerprints) + 1)
+    entries = np.zeros(len(simhashes), dtype=ENTRY)
+    entries["fingerprint"] = simhashes
+    entries["seq"] = np.arange(1, len(simhashes) + 1)
     entries["seen_s"] = 1_700_000_000
-    cache.add(entries.tobytes(), len(fingerprints))
+    cache.add(entries.tobytes(), len(simhashes))
     return cache
 
 
-def queries(fingerprints: np.ndarray, count: int, rng: np.random.Generator) -> list[int]:
+def queries(simhashes: np.ndarray, count: int, rng: np.random.Generator) -> list[int]:
     """Near copies (up to 5 bits flipped) of indexed fingerprints, and new ones, in turn."""
     out = []
     for i in range(count):
         if i % 2:
-            fp = int(fingerprints[rng.integers(len(fingerprints))])
+            fp = int(simhashes[rng.integers(len(simhashes))])
             for bit in rng.integers(0, 64, rng.integers(6)).tolist():
                 fp ^= 1 << bit
         else:
@@ -84,12 +84,12 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     measured: dict[bool, dict[int, float]] = {native: {} for native in STORES}
     for size in sizes:
-        fingerprints = rng.integers(0, np.iinfo(np.uint64).max, size, dtype=np.uint64)
-        searched = queries(fingerprints, args.searches, rng)
+        simhashes = rng.integers(0, np.iinfo(np.uint64).max, size, dtype=np.uint64)
+        searched = queries(simhashes, args.searches, rng)
         line = f"  {size:>9,} entries:"
         stores = [True] if size > args.numpy_up_to else [True, False]
         for native in stores:
-            cache = filled(native, fingerprints)
+            cache = filled(native, simhashes)
             if cache.native == native:  # (the native store may not be installed)
                 us = measured[native][size] = us_per_search(cache, searched, search, args.rounds)
                 line += f"  {'native' if native else 'numpy'} {us:7.1f}"

@@ -82,11 +82,11 @@ class Table:
             value |= ((fingerprint >> shift) & mask) << out_shift
         return value
 
-    def keys(self, fingerprints: np.ndarray) -> np.ndarray:
+    def keys(self, simhashes: np.ndarray) -> np.ndarray:
         """`key` of many fingerprints (uint64) at once."""
-        values = np.zeros(len(fingerprints), dtype=np.uint64)
+        values = np.zeros(len(simhashes), dtype=np.uint64)
         for shift, mask, out_shift in self.runs:
-            values |= ((fingerprints >> shift) & mask) << out_shift
+            values |= ((simhashes >> shift) & mask) << out_shift
         return values
 
     def spec(self) -> str:

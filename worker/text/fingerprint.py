@@ -101,7 +101,7 @@ class Fingerprinter:
         return self._native is not None
 
     @property
-    def spec(self) -> str:
+    def fingerprint_spec(self) -> str:
         """Every setting that changes a fingerprint or a sketch (but the sketch's shape, which
         the index records itself), in one line: recorded with a shared index, which refuses a
         worker whose fingerprints would differ."""
@@ -170,12 +170,12 @@ class Fingerprinter:
             fit = [self._fits(words, n) for _, words, n in heads]
             long_enough = [f for f, ok in zip(found, fit, strict=True) if ok]
             computed = self._fingerprints(long_enough) if long_enough else []
-        fingerprints = iter(computed)
+        pairs = iter(computed)  # (search, sketch) of each text long enough
         out = []
         for raw, (content_hash, words, n), ok, format in zip(
             sent, heads, fit, formats, strict=True
         ):
-            search, sketch = next(fingerprints) if ok else (None, None)
+            search, sketch = next(pairs) if ok else (None, None)
             if not n:
                 content_hash = xxhash.xxh3_128_digest(_AS_SENT + raw.encode("utf-8", "replace"))
             out.append(Fingerprint(content_hash, search, words, sketch, format))

@@ -47,8 +47,8 @@ def new_cache(request: pytest.FixtureRequest) -> Callable[[], tuple[BucketCache,
     return make
 
 
-def search(cache: BucketCache, fingerprints: list[int], **kw: Any) -> list[Nearest]:
-    return cache.nearest(fingerprints, Search(RADIUS, LIMIT, **kw))
+def search(cache: BucketCache, simhashes: list[int], **kw: Any) -> list[Nearest]:
+    return cache.nearest(simhashes, Search(RADIUS, LIMIT, **kw))
 
 
 def own(probed: BucketAddresses, fp: int) -> list[int]:

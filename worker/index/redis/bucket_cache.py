@@ -85,11 +85,11 @@ class BucketCache:
         """The buckets' entries, as an MGET of their names would give them."""
         return [self._store.bucket(slot) for slot in slots]
 
-    def nearest(self, fingerprints: Sequence[int], search: Search) -> list[Nearest]:
+    def nearest(self, simhashes: Sequence[int], search: Search) -> list[Nearest]:
         """For each fingerprint, what nearest.nearest finds in its probed buckets (as
         nearest.gather gathers them). The expired entries it reports are then dropped from
         the copy (the script drops Redis's)."""
-        return self._store.nearest(fingerprints, search)
+        return self._store.nearest(simhashes, search)
 
 
 class _NumpyStore:
@@ -132,22 +132,20 @@ class _NumpyStore:
         blob: bytes = self._blobs[slot]
         return blob or None
 
-    def nearest(self, fingerprints: Sequence[int], search: Search) -> list[Nearest]:
-        gathered = self._read(fingerprints, max_read=search.max_read, cutoff_s=search.cutoff_s)
+    def nearest(self, simhashes: Sequence[int], search: Search) -> list[Nearest]:
+        gathered = self._read(simhashes, max_read=search.max_read, cutoff_s=search.cutoff_s)
         return nearest(
             gathered,
-            fingerprints,
+            simhashes,
             radius=search.radius,
             limit=search.limit,
             cutoff_s=search.cutoff_s,
         )
 
-    def _read(
-        self, fingerprints: Sequence[int], *, max_read: int, cutoff_s: int | None
-    ) -> Gathered:
-        """What nearest.gather gives for the buckets that `fingerprints` probe; the expired
+    def _read(self, simhashes: Sequence[int], *, max_read: int, cutoff_s: int | None) -> Gathered:
+        """What nearest.gather gives for the buckets that `simhashes` probe; the expired
         entries it reports are then dropped."""
-        slots = self._addresses.slots(fingerprints)
+        slots = self._addresses.slots(simhashes)
         sizes = self._sizes[slots]
         present = sizes > 0
         blobs = self._blobs[slots[present]].tolist()
@@ -157,7 +155,7 @@ class _NumpyStore:
             for i in np.flatnonzero(hot[present]).tolist():
                 blobs[i] = blobs[i][-limit:]
             sizes = np.minimum(sizes, max_read)
-        expired: list[tuple[int, ...]] = [()] * len(fingerprints)
+        expired: list[tuple[int, ...]] = [()] * len(simhashes)
         if cutoff_s is not None:
             old = present & (self._first_seen[slots] < cutoff_s)
             for row in np.flatnonzero(old.any(axis=1)).tolist():

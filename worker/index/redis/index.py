@@ -76,7 +76,7 @@ class RedisIndex:
         bucket_cache: bool = True,
         native: bool = True,
         in_order: bool = True,
-        fingerprints: str | None = None,
+        fingerprint_spec: str | None = None,
         on_reset: Callable[[str], None] | None = None,
     ) -> None:
         """`layout` (default: the default settings' layout) is searched up to its own
@@ -91,9 +91,9 @@ class RedisIndex:
         when every table of the layout is at most 16 bits wide; else it reads Redis's; with
         `native`, the cache is held and searched by the native extension where it is
         installed (bucket_cache.py); with `in_order` (and the cache, on one Redis), a batch's
-        calls are sent while the batch before runs (ordered.py). `fingerprints`
-        (Fingerprinter.spec) is recorded with the
-        layout, and a worker with other fingerprint settings is refused (None: not checked).
+        calls are sent while the batch before runs (ordered.py). `fingerprint_spec`
+        (Fingerprinter.fingerprint_spec) is recorded with the layout, and a worker with other
+        fingerprint settings is refused (None: not checked).
         When the index turns out emptied or rolled back under the worker, it says so in the
         log and to `on_reset` (with why), takes in the index as it is now, and goes on."""
         self.client = client
@@ -105,7 +105,7 @@ class RedisIndex:
         self.retention_s = retention_s
         self.renew_on_match = renew_on_match
         self.redelivery_window_s = redelivery_window_s
-        self.fingerprints = fingerprints
+        self.fingerprint_spec = fingerprint_spec
         self.on_reset = on_reset
         self.keys = NamespaceKeys(namespace)
         self.script_calls = CheckAndInsertCalls(
@@ -186,8 +186,8 @@ class RedisIndex:
             "sketch": self.rule.shape.spec(),
             "tables": self.layout.spec(),
         }
-        if self.fingerprints is not None:
-            described["fingerprints"] = self.fingerprints
+        if self.fingerprint_spec is not None:
+            described["fingerprints"] = self.fingerprint_spec  # (the meta field's stored name)
         return described
 
     async def ensure_layout(self) -> None:
@@ -205,7 +205,7 @@ class RedisIndex:
             raise translate(exc) from exc
         stored = {k.decode(): v.decode() for k, v in stored_raw.items()}
         epoch = stored.pop("epoch")
-        if self.fingerprints is None:
+        if self.fingerprint_spec is None:
             stored.pop("fingerprints", None)
         if stored != wanted:
             differ = "; ".join(
@@ -376,18 +376,18 @@ class RedisIndex:
         if self._kept is not None:
             snapshot, now_s = await self._sync()
             return self._read_cache(probes, snapshot, now_s)
-        fingerprints = [p.fingerprint for p in searched if p.fingerprint is not None]
-        snapshots, buckets, now_s = await self._mget(fingerprints)
+        simhashes = [p.fingerprint for p in searched if p.fingerprint is not None]
+        snapshots, buckets, now_s = await self._mget(simhashes)
         cutoff = now_s - self.retention_s if self.retention_s else None
         per = self._addresses.per_fingerprint
         gathered = gather(
-            [buckets[i * per : (i + 1) * per] for i in range(len(fingerprints))],
+            [buckets[i * per : (i + 1) * per] for i in range(len(simhashes))],
             max_read=self.max_bucket_read,
             cutoff_s=cutoff,
         )
         found = nearest(
             gathered,
-            fingerprints,
+            simhashes,
             radius=self.rule.radius,
             limit=self.rule.max_candidates,
             cutoff_s=cutoff,
@@ -400,11 +400,11 @@ class RedisIndex:
         """read_buckets from the cache as it is (`snapshot`: its last number; `now_s`: Redis's
         clock when it was brought up to it)."""
         assert self._kept is not None
-        fingerprints = [p.fingerprint for p in probes if p.fingerprint is not None]
+        simhashes = [p.fingerprint for p in probes if p.fingerprint is not None]
         cutoff = now_s - self.retention_s if self.retention_s else None
         search = Search(self.rule.radius, self.rule.max_candidates, self.max_bucket_read, cutoff)
-        found = self._kept.cache.nearest(fingerprints, search) if fingerprints else []
-        return self._reads(probes, [snapshot] * len(fingerprints), found, cached=True)
+        found = self._kept.cache.nearest(simhashes, search) if simhashes else []
+        return self._reads(probes, [snapshot] * len(simhashes), found, cached=True)
 
     def _reads(
         self,
@@ -413,11 +413,11 @@ class RedisIndex:
         found: Sequence[Nearest],
         cached: bool,
     ) -> list[BucketRead | None]:
-        fingerprints = [p.fingerprint for p in probes if p.fingerprint is not None]
+        simhashes = [p.fingerprint for p in probes if p.fingerprint is not None]
         reads = iter(
             [
                 None if cached and one.hot else BucketRead(snapshot, one, self._expired(fp, one))
-                for snapshot, fp, one in zip(snapshots, fingerprints, found, strict=True)
+                for snapshot, fp, one in zip(snapshots, simhashes, found, strict=True)
             ]
         )
         return [next(reads) if p.fingerprint is not None else None for p in probes]
@@ -460,24 +460,24 @@ class RedisIndex:
         await kept.take_in(reply, reloads)
         return kept.cache.last, kept.now_s
 
-    async def _mget(self, fingerprints: list[int]) -> tuple[list[int], list[bytes | None], int]:
+    async def _mget(self, simhashes: list[int]) -> tuple[list[int], list[bytes | None], int]:
         """Without a cache: each fingerprint's snapshot, and the values of its probed buckets
         (`per_fingerprint` each, one fingerprint after another), read with one MGET per group
         of fingerprints; each MGET also reads the counter: the snapshot of its group. Then
         Redis's time (unix s)."""
         per = self._addresses.per_fingerprint
         group = max(1, MGET_KEYS // per)
-        starts = range(0, len(fingerprints), group)
+        starts = range(0, len(simhashes), group)
         groups: list[list[Any]]
         if self._encodes:  # each MGET's bucket names in one encoded piece
             groups = [
-                [Encoded(joined, per * min(group, len(fingerprints) - start))]
+                [Encoded(joined, per * min(group, len(simhashes) - start))]
                 for joined, start in zip(
-                    self._addresses.joined(fingerprints, group), starts, strict=True
+                    self._addresses.joined(simhashes, group), starts, strict=True
                 )
             ]
         else:
-            every = self._addresses.names(fingerprints)
+            every = self._addresses.names(simhashes)
             groups = [every[start * per : (start + group) * per] for start in starts]
         try:
             async with self.client.pipeline(transaction=False) as pipe:
@@ -488,7 +488,7 @@ class RedisIndex:
                 *replies, (now_s, _) = await pipe.execute()
         except redis.exceptions.RedisError as exc:
             raise translate(exc) from exc
-        snapshots = [int(replies[i // group][0] or 0) for i in range(len(fingerprints))]
+        snapshots = [int(replies[i // group][0] or 0) for i in range(len(simhashes))]
         return snapshots, [value for reply in replies for value in reply[1:]], int(now_s)
 
     def _expired(self, fingerprint: int, found: Nearest) -> list[str]:

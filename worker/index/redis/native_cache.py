@@ -42,9 +42,9 @@ class NativeStore:
         blob: bytes | None = self._buckets.bucket(slot)
         return blob
 
-    def nearest(self, fingerprints: Sequence[int], search: Search) -> list[Nearest]:
+    def nearest(self, simhashes: Sequence[int], search: Search) -> list[Nearest]:
         rows = self._buckets.nearest(
-            list(fingerprints),
+            list(simhashes),
             search.radius,
             search.limit,
             search.max_read,
