@@ -74,7 +74,7 @@ def main() -> None:
     args = parser.parse_args()
     layout = default_layout()
     rule = Rule.of(layout, duplicate_threshold(layout, None), defaults.SIMILARITY)
-    search = Search(rule.radius, rule.max_candidates, defaults.MAX_BUCKET_READ, None)
+    search = Search(rule.search_radius, rule.max_candidates, defaults.MAX_BUCKET_READ, None)
     rng = np.random.default_rng(7)
     print(
         f"the bucket cache's search at the default layout ({layout.probes} buckets "

@@ -26,12 +26,12 @@ if TYPE_CHECKING:
 
 
 def layout(settings: Settings) -> Layout:
-    """The index's table layout, laid out for the search threshold: the one named by
+    """The index's table layout, laid out for the search radius: the one named by
     `settings.layout`, or the planner's choice."""
     from worker.layout.planner import choose
 
     return choose(
-        settings.search_threshold,
+        settings.search_radius,
         settings.layout,
         settings.expected_docs,
         settings.recall,

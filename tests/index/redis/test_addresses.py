@@ -22,7 +22,7 @@ def one_by_one(layout: Layout, fingerprint: int) -> list[str]:
     return [
         NamespaceKeys("ns").bucket(i, probe, table.width)
         for i, (table, key) in enumerate(zip(layout.tables, layout.keys(fingerprint), strict=True))
-        for probe in neighbours(key, table.width, table.radius)
+        for probe in neighbours(key, table.width, table.probe_radius)
     ]
 
 

@@ -1,5 +1,5 @@
 """The names of the buckets that checking a batch of fingerprints reads: in every table, each
-key within the table's radius of the fingerprint's own. Built for the whole batch at once with
+key within the table's probe radius of the fingerprint's own. Built for the whole batch at once with
 numpy, from every name of each table made once (formatting names one by one costs several
 times as much). Pure: no Redis.
 
@@ -105,7 +105,7 @@ class _TableNames:
         self.encode = encode
         self.digits = (table.width + 3) // 4
         # XOR one with a fingerprint's key to get a key it probes.
-        self.flips = np.array(list(neighbours(0, table.width, table.radius)), dtype=np.uint64)
+        self.flips = np.array(list(neighbours(0, table.width, table.probe_radius)), dtype=np.uint64)
         self.every_name = (
             np.array([self._name(key) for key in range(1 << table.width)], dtype=object)
             if table.width <= MAX_NAMED_WIDTH

@@ -137,7 +137,7 @@ class _NumpyStore:
         return nearest(
             gathered,
             simhashes,
-            radius=search.radius,
+            radius=search.search_radius,
             limit=search.limit,
             cutoff_s=search.cutoff_s,
         )

@@ -6,8 +6,8 @@ compares their entries itself (nearest.py): from its cache of the buckets (bucke
 kept in step by since.lua: cache_keeper.py), or with MGETs when a table is too wide to cache.
 Then check_and_insert.lua decides the articles one after another, comparing only what was
 inserted since the read (what the call itself inserts, from the worker's list of the earlier
-articles within the radius: nearest.earlier_within), and inserts the originals: Redis runs
-one script at a time, so replicas that process near-duplicates at the same moment are
+articles within the search radius: nearest.earlier_within), and inserts the originals: Redis
+runs one script at a time, so replicas that process near-duplicates at the same moment are
 serialised, and one of them is first. With the cache, a batch's calls go out on a connection
 of their own (ordered.py) as soon as they are made, while the batch before may still be
 running: its read then predates the batch before, whose articles the worker compares with
@@ -80,7 +80,7 @@ class RedisIndex:
         on_reset: Callable[[str], None] | None = None,
     ) -> None:
         """`layout` (default: the default settings' layout) is searched up to its own
-        threshold; candidates within `threshold` (default: the same) whose estimated Jaccard
+        search radius; candidates within `threshold` (default: the same) whose estimated Jaccard
         similarity is at least `similarity` are duplicates, and with a wider layout, more
         distant or less similar ones may be related (index.base.Rule, Kind.RELATED). Only
         the newest `max_bucket_read` entries of a bucket are read. Articles older than
@@ -181,7 +181,7 @@ class RedisIndex:
             "format": LAYOUT_FORMAT,
             "layout": self.layout.family.value,
             "threshold": str(self.threshold),
-            "related_threshold": str(self.layout.threshold),
+            "related_threshold": str(self.layout.search_radius),  # (stored name)
             "duplicate_bins": str(self.rule.duplicate_bins),
             "sketch": self.rule.shape.spec(),
             "tables": self.layout.spec(),
@@ -388,7 +388,7 @@ class RedisIndex:
         found = nearest(
             gathered,
             simhashes,
-            radius=self.rule.radius,
+            radius=self.rule.search_radius,
             limit=self.rule.max_candidates,
             cutoff_s=cutoff,
         )
@@ -402,7 +402,9 @@ class RedisIndex:
         assert self._kept is not None
         simhashes = [p.fingerprint for p in probes if p.fingerprint is not None]
         cutoff = now_s - self.retention_s if self.retention_s else None
-        search = Search(self.rule.radius, self.rule.max_candidates, self.max_bucket_read, cutoff)
+        search = Search(
+            self.rule.search_radius, self.rule.max_candidates, self.max_bucket_read, cutoff
+        )
         found = self._kept.cache.nearest(simhashes, search) if simhashes else []
         return self._reads(probes, [snapshot] * len(simhashes), found, cached=True)
 

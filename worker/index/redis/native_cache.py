@@ -45,7 +45,7 @@ class NativeStore:
     def nearest(self, simhashes: Sequence[int], search: Search) -> list[Nearest]:
         rows = self._buckets.nearest(
             list(simhashes),
-            search.radius,
+            search.search_radius,
             search.limit,
             search.max_read,
             search.cutoff_s,

@@ -30,10 +30,10 @@ class Gathered:
 @dataclass(frozen=True)
 class Search:
     """A search of the buckets (BucketCache.nearest): the `limit` nearest entries within
-    `radius` bits, of the newest `max_read` entries of each bucket, none first seen before
-    `cutoff_s` (None: none expire)."""
+    `search_radius` bits, of the newest `max_read` entries of each bucket, none first seen
+    before `cutoff_s` (None: none expire)."""
 
-    radius: int
+    search_radius: int
     limit: int
     max_read: int
     cutoff_s: int | None = None
@@ -41,7 +41,7 @@ class Search:
 
 @dataclass(frozen=True)
 class Nearest:
-    entries: bytes  # the nearest entries within the radius, nearest first (b"": none)
+    entries: bytes  # the nearest entries within the search radius, nearest first (b"": none)
     candidates: int  # entries compared (expired ones not counted)
     hot: int  # buckets with more entries than were read
     # Buckets led by expired entries, as places among the probes.
