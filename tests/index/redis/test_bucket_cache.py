@@ -208,7 +208,7 @@ async def test_an_emptied_index_is_reloaded(redis_client: aioredis.Redis) -> Non
 async def test_a_stale_entry_whose_sequence_number_was_given_out_again_is_not_trusted(
     redis_client: aioredis.Redis,
 ) -> None:
-    # The index is emptied and refilled past the copy's counter before the copy looks again:
+    # The index is emptied and refilled past the copy's counter before the copy syncs again:
     # the copy cannot tell, and hands the script an old entry whose sequence number now
     # belongs to another article. The script must not take it for that article.
     index = RedisIndex(redis_client, "refilled", LAYOUT)

@@ -58,7 +58,7 @@ class BucketCache:
 
     def add(self, entries: bytes, last: int) -> None:
         """The ring's entries (format.ENTRY) of the numbers up to `last`, from any number up
-        to `self.last` on (those the cache holds already are skipped: a look sent before an
+        to `self.last` on (those the cache holds already are skipped: a sync sent before an
         earlier one was answered); those of removed articles (zeroed but for their number) are
         skipped. Each bucket keeps its entries in first-seen order, as Redis does."""
         if last < self.last:

@@ -3,7 +3,7 @@ one record per id (the storage format: format.py).
 
 Checking a batch takes two steps. First the worker reads the articles' probed buckets and
 compares their entries itself (nearest.py): from its cache of the buckets (bucket_cache.py,
-kept in step by since.lua: cache_keeper.py), or with MGETs when a table is too wide to cache.
+kept in step by since.lua: cache_sync.py), or with MGETs when a table is too wide to cache.
 Then check_and_insert.lua decides the articles one after another, comparing only what was
 inserted since the read (what the call itself inserts, from the worker's list of the earlier
 articles within the search radius: nearest.earlier_within), and inserts the originals: Redis
@@ -12,8 +12,8 @@ serialised, and one of them is first. With the cache, a batch's calls go out on 
 of their own (ordered.py) as soon as they are made, while the batch before may still be
 running: its read then predates the batch before, whose articles the worker compares with
 its own (nearest.within_earlier_calls) and the script takes from that batch's call records;
-the look that keeps the cache in step goes out behind the calls. forget.lua removes
-articles, expire.lua sweeps out expired ones.
+the sync (since.lua) that keeps the cache in step goes out behind the calls. forget.lua
+removes articles, expire.lua sweeps out expired ones.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from worker.errors import IndexReset, IndexUnavailable, LayoutMismatch, OutOfTur
 from worker.index.base import Op, Rule, duplicate_threshold
 from worker.index.redis import guard, scripts
 from worker.index.redis.addresses import BucketAddresses
-from worker.index.redis.cache_keeper import CacheKeeper
+from worker.index.redis.cache_sync import CacheSync
 from worker.index.redis.client import Client, Encoded, bulk_string, packs_encoded, translate
 from worker.index.redis.format import LAYOUT_FORMAT
 from worker.index.redis.guard import Chain
@@ -119,8 +119,8 @@ class RedisIndex:
         )
         self._addresses = BucketAddresses(self.keys.buckets, self.layout, bulk_string)
         self._encodes = packs_encoded(client)
-        self._kept = (
-            CacheKeeper(
+        self._cache_sync = (
+            CacheSync(
                 client,
                 self.keys,
                 self._addresses,
@@ -139,7 +139,7 @@ class RedisIndex:
         self._ordered = (
             OrderedConnection(client)
             if in_order
-            and self._kept is not None
+            and self._cache_sync is not None
             and max_bucket_read > 0
             and isinstance(client, aioredis.Redis)
             else None
@@ -148,7 +148,7 @@ class RedisIndex:
         # The calls sent since the last failure, numbered (guard.py); a batch started before
         # a failure is not sent after it (OutOfTurn), so that none overtakes a failed one.
         self._chain = Chain(self.keys.chain())
-        # The calls of the batches sent whose look at the ring (after them) is not yet taken in:
+        # The calls of the batches sent whose sync (since.lua, after them) is not yet taken in:
         # what the cache may lack.
         self._in_flight: list[list[CallRecord]] = []
         self._wait_until = 0.0  # (time.monotonic()) until then, batches wait: WAIT_S
@@ -161,17 +161,17 @@ class RedisIndex:
 
     @property
     def uses_bucket_cache(self) -> bool:
-        return self._kept is not None
+        return self._cache_sync is not None
 
     @property
     def native_cache(self) -> bool:
         """Whether the bucket cache is the native one (bucket_cache.py)."""
-        return self._kept is not None and self._kept.cache.native
+        return self._cache_sync is not None and self._cache_sync.cache.native
 
     @property
     def cached_entries(self) -> int:
         """Bucket entries in this worker's copy (0 without one)."""
-        return self._kept.cache.entries if self._kept is not None else 0
+        return self._cache_sync.cache.entries if self._cache_sync is not None else 0
 
     @property
     def description(self) -> dict[str, str]:
@@ -285,15 +285,15 @@ class RedisIndex:
     async def _check_in_order(
         self, probes: Sequence[Probe], chain: Chain, claims: list[tuple[str, int]]
     ) -> list[Verdict]:
-        """Read from the cache and send the calls, then the look that brings the cache up to
+        """Read from the cache and send the calls, then the sync that brings the cache up to
         them, without waiting for the batches sent before (unless none is in flight, or other
         workers insert much: then the cache is brought up first); then wait for the
         replies, in order. The calls are numbered in `chain`: Redis runs none after one of
         the chain that did not run."""
-        ordered, kept = self._ordered, self._kept
+        ordered, cache_sync = self._ordered, self._cache_sync
         assert ordered is not None
-        assert kept is not None
-        cache = kept.cache
+        assert cache_sync is not None
+        cache = cache_sync.cache
         async with self._sending:
             self._in_turn(chain)
             if self._epoch is None:
@@ -303,7 +303,7 @@ class RedisIndex:
                 await ordered.settled()
                 await self._sync()
                 self._in_turn(chain)  # (the batches before may have failed meanwhile)
-            epoch, reloads = self._epoch, kept.reloads
+            epoch, reloads = self._epoch, cache_sync.reloads
             assert epoch is not None
             in_order = InOrder(
                 cache.last,
@@ -311,7 +311,7 @@ class RedisIndex:
                 [] if fresh else [record for batch in self._in_flight for record in batch],
                 self.keys.call_record,
             )
-            reads = self._read_cache(probes, cache.last, kept.now_s)
+            reads = self._read_cache(probes, cache.last, cache_sync.now_s)
             calls = self.script_calls.calls(
                 probes, reads, epoch, lambda: guard.pack(chain, claims), in_order
             )
@@ -320,7 +320,7 @@ class RedisIndex:
                 (
                     "EVALSHA",
                     scripts.sha(Script.SINCE),
-                    *kept.since_call(epoch),
+                    *cache_sync.since_call(epoch),
                 )
             )
             records = [c.record for c in calls if c.record is not None]
@@ -330,12 +330,14 @@ class RedisIndex:
                 raise translate(exc) from exc
             self._in_flight.append(records)
         try:
-            *answers, look = await replies
+            *answers, sync_reply = await replies
         except redis.exceptions.RedisError as exc:
             raise translate(exc) from exc
         finally:
             self._in_flight.remove(records)
-        failed = [a for a in (*answers, look) if isinstance(a, redis.exceptions.ResponseError)]
+        failed = [
+            a for a in (*answers, sync_reply) if isinstance(a, redis.exceptions.ResponseError)
+        ]
         if failed:
             if any(isinstance(a, redis.exceptions.NoScriptError) for a in failed):
                 await scripts.load(self.client, Script.CHECK_AND_INSERT, Script.SINCE)
@@ -345,7 +347,7 @@ class RedisIndex:
                 self._report_reset("the index was emptied or built again (its epoch changed)")
                 await self._recover()
             raise error from failed[0]
-        await kept.take_in(look, reloads)
+        await cache_sync.take_in(sync_reply, reloads)
         verdicts = [
             self.script_calls.verdict(p, reply)
             for p, reply in zip(probes, itertools.chain.from_iterable(answers), strict=True)
@@ -373,7 +375,7 @@ class RedisIndex:
         searched = [p for p in probes if p.fingerprint is not None]
         if not searched:
             return [None] * len(probes)
-        if self._kept is not None:
+        if self._cache_sync is not None:
             snapshot, now_s = await self._sync()
             return self._read_cache(probes, snapshot, now_s)
         simhashes = [p.fingerprint for p in searched if p.fingerprint is not None]
@@ -399,13 +401,13 @@ class RedisIndex:
     ) -> list[BucketRead | None]:
         """read_buckets from the cache as it is (`snapshot`: its last number; `now_s`: Redis's
         clock when it was brought up to it)."""
-        assert self._kept is not None
+        assert self._cache_sync is not None
         simhashes = [p.fingerprint for p in probes if p.fingerprint is not None]
         cutoff = now_s - self.retention_s if self.retention_s else None
         search = Search(
             self.rule.search_radius, self.rule.max_candidates, self.max_bucket_read, cutoff
         )
-        found = self._kept.cache.nearest(simhashes, search) if simhashes else []
+        found = self._cache_sync.cache.nearest(simhashes, search) if simhashes else []
         return self._reads(probes, [snapshot] * len(simhashes), found, cached=True)
 
     def _reads(
@@ -449,18 +451,18 @@ class RedisIndex:
     async def refresh(self) -> None:
         """Bring the bucket cache up to the index now rather than at the next check (a worker
         does at start, so that its first batch does not pay for loading it)."""
-        if self._kept is not None:
+        if self._cache_sync is not None:
             await self._sync()
 
     async def _sync(self) -> tuple[int, int]:
         """Bring the cache up to the index's counter (what the ring holds since the cache's
         last entry, or a reload); returns that counter and Redis's time (unix s)."""
-        kept = self._kept
-        assert kept is not None
-        reloads = kept.reloads
-        [reply] = await self._run(Script.SINCE, lambda epoch: [kept.since_call(epoch)])
-        await kept.take_in(reply, reloads)
-        return kept.cache.last, kept.now_s
+        cache_sync = self._cache_sync
+        assert cache_sync is not None
+        reloads = cache_sync.reloads
+        [reply] = await self._run(Script.SINCE, lambda epoch: [cache_sync.since_call(epoch)])
+        await cache_sync.take_in(reply, reloads)
+        return cache_sync.cache.last, cache_sync.now_s
 
     async def _mget(self, simhashes: list[int]) -> tuple[list[int], list[bytes | None], int]:
         """Without a cache: each fingerprint's snapshot, and the values of its probed buckets
@@ -551,8 +553,8 @@ class RedisIndex:
         and its buckets."""
         self._epoch = None
         await self.ensure_layout()
-        if self._kept is not None:
-            await self._kept.reload()
+        if self._cache_sync is not None:
+            await self._cache_sync.reload()
 
     def _report_reset(self, why: str) -> None:
         log.warning(
