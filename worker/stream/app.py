@@ -119,15 +119,15 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> faust.App:
 async def _decide(settings: Settings, metrics: Metrics, stopping: asyncio.Event) -> None:
     """Read, decide and publish batches until `stopping` is set. Any error stops the worker."""
     fingerprinter = wiring.fingerprinter(settings)
-    shared = wiring.redis_index(settings, fingerprinter, metrics.index_reset)
+    redis_index = wiring.redis_index(settings, fingerprinter, metrics.index_reset)
     paths = {True: "native", False: "numpy"}  # (the native extension: native/)
     log.info(
         "fingerprints: %s; bucket cache: %s",
         paths[fingerprinter.native],
-        paths[shared.native_cache] if shared.uses_bucket_cache else "off",
+        paths[redis_index.native_cache] if redis_index.uses_bucket_cache else "off",
     )
-    metrics.cached_entries.set_function(lambda: shared.cached_entries)
-    index = TimedIndex(shared, metrics)
+    metrics.cached_entries.set_function(lambda: redis_index.cached_entries)
+    index = TimedIndex(redis_index, metrics)
     reader = wiring.reader(settings, fingerprinter)  # (HTML and e-mail: a child process)
     pipeline = wiring.pipeline(settings, index, fingerprinter, reader)
     transactions = (

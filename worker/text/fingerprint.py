@@ -154,30 +154,34 @@ class Fingerprinter:
         return detect(text) if self.detect_format else Format.TEXT
 
     def _many(
-        self, texts: Sequence[str], formats: Sequence[Format], sent: Sequence[str]
+        self, texts: Sequence[str], formats: Sequence[Format], as_sent: Sequence[str]
     ) -> list[Fingerprint]:
         computed: Sequence[tuple[int | None, bytes | None]]
         # Per text: its content hash, words and units; then (search, sketch) of those long
         # enough: below the minimum length a SimHash is noise, and such texts get none.
         if self._native is not None:
             rows = self._native.many([folded_utf8(text) for text in texts])
-            heads = [(h, words_of(n, chars), n) for h, n, chars, _, _ in rows]
-            fit = [self._fits(words, n) for _, words, n in heads]
-            computed = [(row[3], row[4]) for row, ok in zip(rows, fit, strict=True) if ok]
+            hash_and_lengths = [(h, words_of(n, chars), n) for h, n, chars, _, _ in rows]
+            is_long_enough = [self._fits(words, n) for _, words, n in hash_and_lengths]
+            computed = [
+                (row[3], row[4]) for row, ok in zip(rows, is_long_enough, strict=True) if ok
+            ]
         else:
             found = self._units(texts)
-            heads = [(f.content_hash, f.words, len(f.hashes)) for f in found]
-            fit = [self._fits(words, n) for _, words, n in heads]
-            long_enough = [f for f, ok in zip(found, fit, strict=True) if ok]
+            hash_and_lengths = [(f.content_hash, f.words, len(f.hashes)) for f in found]
+            is_long_enough = [self._fits(words, n) for _, words, n in hash_and_lengths]
+            long_enough = [f for f, ok in zip(found, is_long_enough, strict=True) if ok]
             computed = self._fingerprints(long_enough) if long_enough else []
         pairs = iter(computed)  # (search, sketch) of each text long enough
         out = []
-        for raw, (content_hash, words, n), ok, format in zip(
-            sent, heads, fit, formats, strict=True
+        for text_as_sent, (content_hash, words, n), ok, format in zip(
+            as_sent, hash_and_lengths, is_long_enough, formats, strict=True
         ):
             search, sketch = next(pairs) if ok else (None, None)
             if not n:
-                content_hash = xxhash.xxh3_128_digest(_AS_SENT + raw.encode("utf-8", "replace"))
+                content_hash = xxhash.xxh3_128_digest(
+                    _AS_SENT + text_as_sent.encode("utf-8", "replace")
+                )
             out.append(Fingerprint(content_hash, search, words, sketch, format))
         return out
 
