@@ -1,9 +1,9 @@
 # The dedup-worker image: `docker compose up` runs it with replicas (see docker-compose.yml).
 
-# The compiled kernels (native/) as a wheel, built with Debian's Rust: bookworm's rustc-web
+# The native extension (native/) as a wheel, built with Debian's Rust: bookworm's rustc-web
 # (its plain rustc is older than pyo3 supports), or a later Debian's rustc. Only the wheel
 # leaves this stage: the image itself needs no compiler.
-FROM python:3.11-slim AS kernels
+FROM python:3.11-slim AS native
 RUN apt-get update -qq \
     && { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
            rustc-web cargo-web \
@@ -23,8 +23,8 @@ LABEL org.opencontainers.image.title="dedup-worker" \
 WORKDIR /src
 COPY pyproject.toml README.md LICENSE ./
 COPY worker ./worker
-COPY --from=kernels /wheels /wheels
-# The package, its runtime dependencies and the kernels only: no test, evaluation or
+COPY --from=native /wheels /wheels
+# The package, its runtime dependencies and the native extension only: no test, evaluation or
 # development extras.
 RUN pip install --no-cache-dir . /wheels/*.whl \
     && rm -rf /src /wheels \

@@ -1,5 +1,5 @@
 """The bucket cache's search (the worker's read of a batch's buckets, bucket_cache.py) on its own:
-CPU per fingerprint in batches of 100, with N entries in the copy, for the compiled store and
+CPU per fingerprint in batches of 100, with N entries in the copy, for the native store and
 the numpy store, at the default layout. Half of the fingerprints searched are near copies of
 indexed ones, half are new. No Redis, no Kafka. With `--markdown`, also the table of
 docs/performance.md.
@@ -23,27 +23,27 @@ from worker.index.redis.nearest import Search
 from worker.layout.planner import default_layout
 
 BATCH = 100
-STORES = {True: "compiled store", False: "numpy store (without the kernel)"}
+STORES = {True: "native store", False: "numpy store (without the native extension)"}
 
 
-def filled(compiled: bool, fingerprints: np.ndarray) -> BucketCache:
+def filled(native: bool, simhashes: np.ndarray) -> BucketCache:
     cache = BucketCache(
-        BucketAddresses(NamespaceKeys("bench").buckets, default_layout()), compiled=compiled
+        BucketAddresses(NamespaceKeys("bench").buckets, default_layout()), native=native
     )
-    entries = np.zeros(len(fingerprints), dtype=ENTRY)
-    entries["fingerprint"] = fingerprints
-    entries["seq"] = np.arange(1, len(fingerprints) + 1)
+    entries = np.zeros(len(simhashes), dtype=ENTRY)
+    entries["fingerprint"] = simhashes
+    entries["seq"] = np.arange(1, len(simhashes) + 1)
     entries["seen_s"] = 1_700_000_000
-    cache.add(entries.tobytes(), len(fingerprints))
+    cache.add(entries.tobytes(), len(simhashes))
     return cache
 
 
-def queries(fingerprints: np.ndarray, count: int, rng: np.random.Generator) -> list[int]:
+def queries(simhashes: np.ndarray, count: int, rng: np.random.Generator) -> list[int]:
     """Near copies (up to 5 bits flipped) of indexed fingerprints, and new ones, in turn."""
     out = []
     for i in range(count):
         if i % 2:
-            fp = int(fingerprints[rng.integers(len(fingerprints))])
+            fp = int(simhashes[rng.integers(len(simhashes))])
             for bit in rng.integers(0, 64, rng.integers(6)).tolist():
                 fp ^= 1 << bit
         else:
@@ -67,14 +67,14 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000,1000000", help="entries in the copy")
     parser.add_argument("--searches", type=int, default=10_000, help="fingerprints searched")
     parser.add_argument("--rounds", type=int, default=3, help="the best of these is printed")
-    parser.add_argument("--numpy-up-to", type=int, default=100_000, help="larger: compiled only")
+    parser.add_argument("--numpy-up-to", type=int, default=100_000, help="larger: native only")
     parser.add_argument(
         "--markdown", action="store_true", help="also print the figures as a Markdown table"
     )
     args = parser.parse_args()
     layout = default_layout()
     rule = Rule.of(layout, duplicate_threshold(layout, None), defaults.SIMILARITY)
-    search = Search(rule.radius, rule.max_candidates, defaults.MAX_BUCKET_READ, None)
+    search = Search(rule.search_radius, rule.max_candidates, defaults.MAX_BUCKET_READ, None)
     rng = np.random.default_rng(7)
     print(
         f"the bucket cache's search at the default layout ({layout.probes} buckets "
@@ -82,17 +82,17 @@ def main() -> None:
         f"{args.rounds}"
     )
     sizes = [int(s) for s in args.sizes.split(",")]
-    measured: dict[bool, dict[int, float]] = {compiled: {} for compiled in STORES}
+    measured: dict[bool, dict[int, float]] = {native: {} for native in STORES}
     for size in sizes:
-        fingerprints = rng.integers(0, np.iinfo(np.uint64).max, size, dtype=np.uint64)
-        searched = queries(fingerprints, args.searches, rng)
+        simhashes = rng.integers(0, np.iinfo(np.uint64).max, size, dtype=np.uint64)
+        searched = queries(simhashes, args.searches, rng)
         line = f"  {size:>9,} entries:"
         stores = [True] if size > args.numpy_up_to else [True, False]
-        for compiled in stores:
-            cache = filled(compiled, fingerprints)
-            if cache.compiled == compiled:  # (the compiled store may not be installed)
-                us = measured[compiled][size] = us_per_search(cache, searched, search, args.rounds)
-                line += f"  {'compiled' if compiled else 'numpy'} {us:7.1f}"
+        for native in stores:
+            cache = filled(native, simhashes)
+            if cache.native == native:  # (the native store may not be installed)
+                us = measured[native][size] = us_per_search(cache, searched, search, args.rounds)
+                line += f"  {'native' if native else 'numpy'} {us:7.1f}"
         print(line, flush=True)
     if args.markdown:
         print("\n" + markdown(sizes, measured))
@@ -101,8 +101,8 @@ def main() -> None:
 def markdown(sizes: list[int], measured: dict[bool, dict[int, float]]) -> str:
     """The table of docs/performance.md: CPU per fingerprint by store and entries."""
     rows = []
-    for compiled, name in STORES.items():
-        us = measured[compiled]
+    for native, name in STORES.items():
+        us = measured[native]
         rows.append([name, *(f"{us[n]:.1f} us" if n in us else "(not run)" for n in sizes)])
     return table(["entries in the copy", *(f"{n:,}" for n in sizes)], rows)
 

@@ -497,7 +497,7 @@ def machine_state(articles: list[dict[str, Any]]) -> str:
     settings = Settings()
     batch = settings.batch_size
     printer = fingerprinter(settings)
-    printer.many(sample[:batch])  # (first use: tables, the kernel)
+    printer.many(sample[:batch])  # (first use: tables, the native extension)
     start = time.process_time()
     for at in range(0, len(sample), batch):
         printer.many(sample[at : at + batch])

@@ -188,10 +188,10 @@ def extractors() -> dict[str, Method]:
 def ours() -> dict[str, Method]:
     """This project's fingerprints and their floor; the first is the row the others are
     compared to."""
-    kernel = "compiled kernel" if Fingerprinter().compiled else "numpy: no compiled kernel"
+    path = "native extension" if Fingerprinter().native else "numpy: no native extension"
     return {
-        f"dedup-worker, batches of {BATCH} ({kernel})": batched(Fingerprinter()),
-        f"dedup-worker, batches of {BATCH}, numpy": batched(Fingerprinter(compiled=False)),
+        f"dedup-worker, batches of {BATCH} ({path})": batched(Fingerprinter()),
+        f"dedup-worker, batches of {BATCH}, numpy": batched(Fingerprinter(native=False)),
         "dedup-worker, one text at a time": each(Fingerprinter()),
         "floor: normalise + units + xxh3": each(units_floor),
         "floor of a shingle SimHash: normalise + shingles + xxh3": floor("bigrams"),

@@ -131,7 +131,7 @@ async def measure(
     client = index.client
     layout = index.layout
     rng = random.Random(seed)
-    plants = planted(rng, layout.threshold)
+    plants = planted(rng, layout.search_radius)
     await wipe(client)
     base_memory = (await client.info("memory"))["used_memory"]
     load_s = await load(index, rng, docs, plants.originals)
@@ -224,10 +224,10 @@ async def measure(
     )
     per_d = [
         sum(hits[d * PLANTED_PER_DISTANCE : (d + 1) * PLANTED_PER_DISTANCE]) / PLANTED_PER_DISTANCE
-        for d in range(layout.threshold + 1)
+        for d in range(layout.search_radius + 1)
     ]
     print(
-        f"  recall on planted pairs at distance 0..{layout.threshold}: "
+        f"  recall on planted pairs at distance 0..{layout.search_radius}: "
         + " ".join(f"{r:.2f}" for r in per_d)
         + f"   (computed: {' '.join(f'{layout.recall(d):.2f}' for d in range(len(per_d)))})"
     )

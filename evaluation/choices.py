@@ -97,7 +97,7 @@ def decide(variant: Variant, fingerprints: Sequence[Fingerprint], ids: Sequence[
         found = None
         if fp.search is not None and fp.sketch is not None:
             earlier = np.flatnonzero(candidate[:i])
-            close = earlier[np.bitwise_count(search[earlier] ^ search[i]) <= rule.radius]
+            close = earlier[np.bitwise_count(search[earlier] ^ search[i]) <= rule.search_radius]
             comparisons += len(close)
             entries = [
                 Entry(

@@ -19,14 +19,14 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     > .venv/pip-install.log 2>&1 || { tail -40 .venv/pip-install.log; exit 1; }
   echo "$want" > "$stamp"
 fi
-# The compiled fingerprint kernel (native/), where a Rust toolchain is (the numpy path computes
+# The native extension (native/), where a Rust toolchain is (the numpy path computes
 # the same fingerprints without it); cargo's build is kept in ~/.cache, so a second build is
 # quick.
 PATH="$HOME/.cargo/bin:$PATH"
 if command -v cargo > /dev/null; then
   native=$(cat native/Cargo.toml native/Cargo.lock native/pyproject.toml native/src/*.rs | sha256sum)
   if [ "$(cat .venv/.native-from 2>/dev/null)" != "$native" ]; then
-    echo "setup: building the compiled fingerprint kernel (native/)" >&2
+    echo "setup: building the native extension (native/)" >&2
     CARGO_TARGET_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/dedup-worker/native-target" \
       .venv/bin/pip install ./native > .venv/native-install.log 2>&1 \
       || { tail -40 .venv/native-install.log; exit 1; }

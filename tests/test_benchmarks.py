@@ -91,7 +91,7 @@ def test_bench_index(redis_url: str) -> None:
 
 def test_bench_cache() -> None:
     out = run("bench_cache", "--sizes", "500,2000", "--searches", "200", "--rounds", "1")
-    assert re.search(r"2,000 entries:  compiled +[0-9.]+  numpy +[0-9.]+", out), out
+    assert re.search(r"2,000 entries:  native +[0-9.]+  numpy +[0-9.]+", out), out
 
 
 def test_bench_stages(redis_url: str) -> None:

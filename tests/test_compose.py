@@ -137,14 +137,14 @@ def test_the_examples_give_their_alerts_and_dead_letters_through_both_replicas(
     assert all("'articles'" in line for line in last.values()), "a replica has no partition"
 
 
-def test_the_image_runs_the_compiled_kernels(stack: Stack) -> None:
-    """The Dockerfile builds the kernels (native/) in a stage of its own: both replicas say at
-    start that their fingerprints and bucket cache are the compiled ones, not numpy's."""
+def test_the_image_runs_the_native_extension(stack: Stack) -> None:
+    """The Dockerfile builds the native extension (native/) in a stage of its own: both replicas
+    say at start that their fingerprints and bucket cache are the native ones, not numpy's."""
     starts = [
         line for line in stack.compose("logs", "worker").splitlines() if "fingerprints: " in line
     ]
     assert len(starts) == 2, starts
-    assert all("fingerprints: compiled; bucket cache: compiled" in line for line in starts), starts
+    assert all("fingerprints: native; bucket cache: native" in line for line in starts), starts
 
 
 def test_a_replica_killed_mid_stream_leaves_every_article_its_verdict(stack: Stack) -> None:

@@ -73,7 +73,7 @@ def test_the_dashboard_and_the_alert_rules_ask_only_for_metrics_the_worker_expor
     assert asked <= _exported(), sorted(asked - _exported())
 
 
-def test_the_kernels_locked_crates_build_with_the_rust_the_image_installs() -> None:
+def test_the_native_extensions_locked_crates_build_with_the_rust_the_image_installs() -> None:
     # The image compiles native/ with Debian's rustc-web; a locked crate that asks for a newer
     # Rust fails that build, and only the compose test would notice.
     cargo = shutil.which("cargo")

@@ -41,7 +41,7 @@ def test_booleans_read_as_words() -> None:
 
 def test_a_related_threshold_widens_the_search_not_the_duplicates() -> None:
     s = Settings(threshold=3, related_threshold=10, layout="multi-index:4")
-    assert s.search_threshold == 10
+    assert s.search_radius == 10
     assert Settings(retention_days=1.5).retention_s == 129_600
 
 

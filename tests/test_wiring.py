@@ -17,13 +17,13 @@ def test_the_layout_is_named_or_planned() -> None:
     assert wiring.layout(Settings(threshold=3, layout="multi-index:2")).spec() == ("63-32/1 31-0/1")
     planned = wiring.layout(Settings(threshold=7, expected_docs=5_000_000))
     assert planned.family == "multi-index"
-    assert planned.threshold == 7
+    assert planned.search_radius == 7
 
 
 def test_a_related_threshold_lays_the_tables_out_for_it() -> None:
     s = Settings(threshold=3, related_threshold=10, layout="multi-index:4")
     index = wiring.memory_index(s)
-    assert index.layout.threshold == 10
+    assert index.layout.search_radius == 10
     assert index.threshold == 3
 
 

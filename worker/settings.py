@@ -165,7 +165,7 @@ class Settings:
             from worker.layout.tables import parse_layout  # (numpy: only for a named layout)
 
             try:
-                parse_layout(self.layout, self.search_threshold)
+                parse_layout(self.layout, self.search_radius)
             except ValueError as exc:
                 raise ConfigError(f"{exc}; or use auto (the planner's choice)") from None
         _check(
@@ -287,7 +287,7 @@ class Settings:
         return cls(**values)
 
     @property
-    def search_threshold(self) -> int:
+    def search_radius(self) -> int:
         """How far the index looks: the related threshold when set, else the threshold."""
         return max(self.threshold, self.related_threshold)
 

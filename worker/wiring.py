@@ -26,12 +26,12 @@ if TYPE_CHECKING:
 
 
 def layout(settings: Settings) -> Layout:
-    """The index's table layout, laid out for the search threshold: the one named by
+    """The index's table layout, laid out for the search radius: the one named by
     `settings.layout`, or the planner's choice."""
     from worker.layout.planner import choose
 
     return choose(
-        settings.search_threshold,
+        settings.search_radius,
         settings.layout,
         settings.expected_docs,
         settings.recall,
@@ -54,6 +54,9 @@ def fingerprinter(settings: Settings) -> Fingerprinter:
         detect_format=settings.detect_format,
         main_content=settings.html_main_content,
     )
+
+
+_settings_fingerprinter = fingerprinter  # (pipeline's argument of that name hides it)
 
 
 def _index_options(settings: Settings) -> dict[str, Any]:
@@ -81,11 +84,11 @@ def redis_client(settings: Settings) -> Client:
 
 def redis_index(
     settings: Settings,
-    fingerprints: Fingerprinter | None = None,
+    fingerprinter: Fingerprinter | None = None,
     on_reset: Callable[[str], None] | None = None,
 ) -> RedisIndex:
-    """The shared index, on a client of its own; with the `fingerprints` that a pipeline on it
-    makes, their settings are recorded and checked with the layout."""
+    """The shared index, on a client of its own; with the `fingerprinter` of a pipeline on it,
+    its settings are recorded and checked with the layout."""
     from worker.index.redis import RedisIndex
 
     return RedisIndex(
@@ -93,31 +96,31 @@ def redis_index(
         settings.namespace,
         layout(settings),
         bucket_cache=settings.bucket_cache,
-        fingerprints=fingerprints.spec if fingerprints is not None else None,
+        fingerprint_spec=fingerprinter.fingerprint_spec if fingerprinter is not None else None,
         on_reset=on_reset,
         **_index_options(settings),
     )
 
 
-def reader(settings: Settings, fingerprints: Fingerprinter) -> IsolatedReader:
-    """Reads HTML and e-mail as `fingerprints` does, in a child process, each text within
+def reader(settings: Settings, fingerprinter: Fingerprinter) -> IsolatedReader:
+    """Reads HTML and e-mail as `fingerprinter` does, in a child process, each text within
     settings.read_timeout_ms. The caller starts and closes it (`async with`)."""
     from worker.pipeline.isolated import IsolatedReader, memory_cap
 
     return IsolatedReader(
-        fingerprints, settings.read_timeout_ms / 1000, memory_cap(settings.max_message_bytes)
+        fingerprinter, settings.read_timeout_ms / 1000, memory_cap(settings.max_message_bytes)
     )
 
 
 def pipeline(
     settings: Settings,
     index: Index,
-    fingerprints: Fingerprinter | None = None,
+    fingerprinter: Fingerprinter | None = None,
     reader: Reader | None = None,
 ) -> Pipeline:
-    """Decisions against `index`, with `fingerprints` (default: the settings' fingerprinter)
+    """Decisions against `index`, with `fingerprinter` (default: the settings')
     and `reader` (default: texts read in this process, without a deadline)."""
     from worker.pipeline.pipeline import Pipeline
 
-    made = fingerprints or fingerprinter(settings)
+    made = fingerprinter or _settings_fingerprinter(settings)
     return Pipeline(made, index, settings.max_message_bytes, reader)

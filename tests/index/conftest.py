@@ -30,7 +30,7 @@ def _layout(layout: int | Layout) -> Layout:
 )
 async def make_index(request: pytest.FixtureRequest) -> AsyncIterator[MakeIndex]:
     """Builds indexes of one kind; the contract tests run once against each kind (the Redis
-    index on one Redis, with the worker's copy of the buckets in its compiled store and in
+    index on one Redis, with the worker's copy of the buckets in its native store and in
     numpy, and without a copy, and on a 3-node Redis Cluster).
     make_index(k) builds the pigeonhole layout at threshold k; make_index(layout) any other."""
     if request.param == "memory":
@@ -47,8 +47,8 @@ async def make_index(request: pytest.FixtureRequest) -> AsyncIterator[MakeIndex]
         await client.flushdb()
     namespace = uuid.uuid4().hex[:8]  # a fresh index: nothing else to wipe
     cache = request.param != "redis-no-cache"
-    compiled = request.param != "redis-numpy-cache"
+    native = request.param != "redis-numpy-cache"
     yield lambda layout=3, **kw: RedisIndex(
-        client, namespace, _layout(layout), bucket_cache=cache, compiled=compiled, **kw
+        client, namespace, _layout(layout), bucket_cache=cache, native=native, **kw
     )
     await client.aclose()

@@ -7,7 +7,7 @@ from worker.text.sketch import SketchShape
 SHAPE = SketchShape(8, 8)
 RULE = Rule(
     threshold=3,
-    radius=3,
+    search_radius=3,
     similarity=0.75,
     duplicate_bins=6,
     related_bins=3,
@@ -77,6 +77,6 @@ def test_a_related_tier_takes_less_similar_or_more_distant_candidates() -> None:
 
 def test_the_rule_of_a_layout_and_a_similarity() -> None:
     rule = Rule.of(pigeonhole(8), 8, 0.6)
-    assert (rule.threshold, rule.radius, rule.max_candidates) == (8, 8, 16)
+    assert (rule.threshold, rule.search_radius, rule.max_candidates) == (8, 8, 16)
     need = rule.duplicate_bins
     assert rule.similarity_of(need) >= 0.6 > rule.similarity_of(need - 1)

@@ -304,7 +304,7 @@ async def test_exact_layouts_find_copies_at_every_distance(
     index = make_index(layout)
     rng = random.Random(layout.spec())
     originals, copies = [], []
-    for d in range(layout.threshold + 1):
+    for d in range(layout.search_radius + 1):
         for n in range(8):
             base = rng.getrandbits(64)
             originals.append(probe(f"orig{d}-{n}", base))

@@ -20,7 +20,7 @@ async def test_redis_and_memory_agree(redis_client: aioredis.Redis, layout: Layo
     """In one batch (the script compares what the batch inserted after the worker's read) and
     one article at a time (then the worker compares every candidate, the same entries as the
     in-memory index)."""
-    probes = planted(3, layout.threshold)
+    probes = planted(3, layout.search_radius)
     memory = await MemoryIndex(layout).check_and_insert(probes)
     batch = await RedisIndex(redis_client, "agree", layout).check_and_insert(probes)
     single = RedisIndex(redis_client, "agree-single", layout)

@@ -21,7 +21,7 @@ from worker.text.simhash import hamming
 def shares_a_probe(layout: Layout, a: int, b: int) -> bool:
     """What the index does, by brute force: does some table probe b's key when checking a?"""
     return any(
-        tb in set(neighbours(ta, t.width, t.radius))
+        tb in set(neighbours(ta, t.width, t.probe_radius))
         for t, ta, tb in zip(layout.tables, layout.keys(a), layout.keys(b), strict=True)
     )
 
@@ -51,20 +51,20 @@ EXACT = [
 @pytest.mark.parametrize("layout", EXACT, ids=Layout.name)
 def test_exact_layouts_find_every_pair_within_k(layout: Layout) -> None:
     rng = random.Random(layout.spec())
-    for d in range(layout.threshold + 1):
+    for d in range(layout.search_radius + 1):
         assert layout.recall(d) == 1.0
         for _ in range(150):
             a, b = pair_at(rng, d)
             assert hamming(a, b) == d
             assert shares_a_probe(layout, a, b), (d, hex(a), hex(b))
-    assert layout.reaches_all(layout.threshold)
+    assert layout.reaches_all(layout.search_radius)
 
 
 @pytest.mark.parametrize("layout", [*EXACT, sampled(5, 12, 16)], ids=Layout.name)
 def test_recall_beyond_k_matches_a_simulation(layout: Layout) -> None:
     """The computed recall is what the tables do, also where they are not exact."""
     rng = random.Random(7)
-    for d in (layout.threshold + 1, layout.threshold + 4):
+    for d in (layout.search_radius + 1, layout.search_radius + 4):
         n = 1500
         found = sum(shares_a_probe(layout, *pair_at(rng, d)) for _ in range(n))
         expected = layout.recall(d)
@@ -131,7 +131,7 @@ def test_split_is_contiguous_widest_first() -> None:
 )
 def test_parse_names_from_settings(text: str, family: Family, tables: int) -> None:
     layout = parse_layout(text, 7)
-    assert (layout.family, len(layout.tables), layout.threshold) == (family, tables, 7)
+    assert (layout.family, len(layout.tables), layout.search_radius) == (family, tables, 7)
 
 
 @pytest.mark.parametrize(

@@ -31,12 +31,12 @@ async def committed(tenant: Tenant) -> dict[int, int]:
 async def fetch(source: Input, count: int) -> Batch:
     """Batches until `count` records have come (one batch holding them all)."""
     records: list[Record] = []
-    epoch = source.epoch
+    assignment = source.assignment
     while len(records) < count:
         batch = await source.next_batch()
         records += batch.records
-        epoch = batch.epoch
-    return Batch(epoch, records, 1)
+        assignment = batch.assignment
+    return Batch(assignment, records, 1)
 
 
 async def load(tenant: Tenant, count: int, partition: int = 0) -> None:
@@ -117,7 +117,7 @@ async def test_a_revocation_waits_for_the_hook_commits_and_outdates_earlier_batc
         order.append("revoked")
         assert order == ["hook", "revoked"]
         assert await committed(tenant) == {1: 3}
-        assert first.epoch == batch.epoch + 1
+        assert first.assignment == batch.assignment + 1
         assert not first.current(late)
         assert first.highwater(TopicPartition(tenant.settings.input_topic, 1)) == 8
         first.delivered(late)  # fetched before the revocation: its next owner decides it
@@ -158,7 +158,7 @@ async def test_a_second_consumer_joining_revokes_the_first(tenant: Tenant) -> No
             while not settled():
                 assert asyncio.get_running_loop().time() < deadline, (reads(first), reads(second))
                 await asyncio.wait_for(asyncio.gather(first.next_batch(), second.next_batch()), 30)
-            assert first.epoch > batch.epoch  # (more than one rebalance is possible)
+            assert first.assignment > batch.assignment  # (more than one rebalance is possible)
 
 
 async def test_offsets_kept_after_a_failed_commit_never_hold_back_the_partitions_still_owned(

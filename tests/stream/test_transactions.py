@@ -20,8 +20,8 @@ from worker.pipeline.outputs import Destination, Outgoing
 from worker.stream.transactions import Item, Transactions
 
 
-class Generation:
-    """Stands in for the input's assignment (Input.epoch)."""
+class Assignment:
+    """Stands in for the input's assignment (Input.assignment)."""
 
     def __init__(self) -> None:
         self.now = 1
@@ -91,13 +91,13 @@ def group_offset(
 def test_a_new_owner_fences_the_old_and_skips_what_it_committed(
     tenant: Tenant, loop: asyncio.AbstractEventLoop
 ) -> None:
-    old = Transactions(tenant.settings, Generation())
+    old = Transactions(tenant.settings, Assignment())
     published = loop.run_until_complete(old.publish(1, items(0, range(0, 10))))
     assert offsets_of(published) == list(range(10))
     assert group_offset(tenant, 0, loop, 10) == 10
 
     # The next owner reads from an offset fetched before the old owner's commit: 5..14.
-    new = Transactions(tenant.settings, Generation())
+    new = Transactions(tenant.settings, Assignment())
     published = loop.run_until_complete(new.publish(1, items(0, range(5, 15))))
     assert offsets_of(published) == list(range(10, 15))
 
@@ -114,13 +114,13 @@ def test_a_new_owner_fences_the_old_and_skips_what_it_committed(
 def test_records_from_before_a_rebalance_or_during_a_revocation_are_dropped(
     tenant: Tenant, loop: asyncio.AbstractEventLoop
 ) -> None:
-    generation = Generation()
-    txns = Transactions(tenant.settings, generation)
+    assignment = Assignment()
+    txns = Transactions(tenant.settings, assignment)
     assert offsets_of(loop.run_until_complete(txns.publish(1, items(1, range(0, 3))))) == [0, 1, 2]
 
-    loop.run_until_complete(txns.revoke())  # generation 1's partitions are being taken away
+    loop.run_until_complete(txns.revoke())  # assignment 1's partitions are being taken away
     assert loop.run_until_complete(txns.publish(1, items(1, range(3, 6)))) == []
-    generation.now = 2  # ... and assigned again
+    assignment.now = 2  # ... and assigned again
     assert loop.run_until_complete(txns.publish(1, items(1, range(3, 6)))) == []
     published = loop.run_until_complete(txns.publish(2, items(1, range(3, 6))))
     assert offsets_of(published) == [3, 4, 5]

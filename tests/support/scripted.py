@@ -49,7 +49,7 @@ class ScriptedInput:
     partitions: list[list[bytes]]
     batch_size: int = 10
     rng: random.Random = field(default_factory=lambda: random.Random(0))
-    epoch: int = 0
+    assignment: int = 0
     generation: int = 1
     current_always: bool = False  # (a worker paused past its session: it thinks it still owns)
     sizes: list[int] = field(default_factory=list)  # the first fetches take exactly these
@@ -93,16 +93,16 @@ class ScriptedInput:
             for offset in range(self._next[p], min(self._next[p] + take, len(self.partitions[p]))):
                 records.append(Record("in", p, offset, None, self.partitions[p][offset]))
                 self._next[p] = offset + 1
-        return Batch(self.epoch, records, self.generation)
+        return Batch(self.assignment, records, self.generation)
 
     def current(self, batch: Batch) -> bool:
-        return self.current_always or batch.epoch == self.epoch
+        return self.current_always or batch.assignment == self.assignment
 
     def owner(self, batch: Batch) -> Owner:
         return Owner("group/in", batch.generation)
 
     def delivered(self, batch: Batch) -> None:
-        if batch.epoch == self.epoch:
+        if batch.assignment == self.assignment:
             for r in batch.records:
                 self.committed[r.partition] = max(self.committed[r.partition], r.offset + 1)
         self.progress.set()
@@ -116,7 +116,7 @@ class ScriptedInput:
     def revoke(self) -> None:
         """The partitions go to their next owner (here the same loop, in a new generation):
         batches fetched before are dropped, and what was not committed is read again."""
-        self.epoch += 1
+        self.assignment += 1
         self.generation += 1
         self._next = list(self.committed)
 

@@ -47,11 +47,11 @@ def backfill(file: IO[bytes], verdicts: bool) -> None:
     that the stream is deduplicated against this history. Lines are decided as the worker
     decides messages (first seen wins; tombstones delete), in pipelined chunks."""
     settings = settings_from_env()
-    fingerprints = wiring.fingerprinter(settings)
-    index = wiring.redis_index(settings, fingerprints)
+    fingerprinter = wiring.fingerprinter(settings)
+    index = wiring.redis_index(settings, fingerprinter)
     with asyncio.Runner() as runner, clean_errors():
         try:
-            counts = _decide_file(runner, settings, index, file, verdicts, fingerprints)
+            counts = _decide_file(runner, settings, index, file, verdicts, fingerprinter)
         finally:
             runner.run(index.close())
     click.echo(
@@ -65,15 +65,15 @@ def _decide_file(
     index: Index,
     file: IO[bytes],
     verdicts: bool,
-    fingerprints: Fingerprinter | None = None,
+    fingerprinter: Fingerprinter | None = None,
 ) -> Counter[str]:
     """Decide every line of `file` in chunks; print scan lines if `verdicts`, show progress
     on stderr otherwise. Returns how many lines got each verdict."""
     from worker.pipeline.outputs import scan_line
 
-    fingerprints = fingerprints or wiring.fingerprinter(settings)
-    reader = wiring.reader(settings, fingerprints)
-    pipeline = wiring.pipeline(settings, index, fingerprints, reader)
+    fingerprinter = fingerprinter or wiring.fingerprinter(settings)
+    reader = wiring.reader(settings, fingerprinter)
+    pipeline = wiring.pipeline(settings, index, fingerprinter, reader)
     counts: Counter[str] = Counter()
     size = os.fstat(file.fileno()).st_size if not verdicts and file.seekable() else 0
     runner.run(reader.start())

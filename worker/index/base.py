@@ -16,14 +16,14 @@ from worker.text.sketch import SketchShape, agreeing_bins, bins_needed, estimate
 
 
 def duplicate_threshold(layout: Layout, threshold: int | None) -> int:
-    """The duplicate threshold: at most the layout's (which is then the related threshold);
-    None: the layout's."""
+    """The duplicate threshold: at most the layout's search radius (which is then the related
+    threshold); None: the search radius."""
     if threshold is None:
-        return layout.threshold
-    if not 0 <= threshold <= layout.threshold:
+        return layout.search_radius
+    if not 0 <= threshold <= layout.search_radius:
         raise ValueError(
-            f"threshold {threshold} must be 0..{layout.threshold}: the layout is "
-            f"searched up to {layout.threshold} bits"
+            f"threshold {threshold} must be 0..{layout.search_radius}: the layout is "
+            f"searched up to {layout.search_radius} bits"
         )
     return threshold
 
@@ -74,15 +74,15 @@ class Rule:
     Redis index in its Lua script (with the same integers), and the contract tests hold the
     two to the same answers.
 
-    Candidates are the earlier indexed articles within `radius` bits of the article's search
+    Candidates are the earlier indexed articles within `search_radius` bits of the article's search
     fingerprint, of which the `max_candidates` nearest (ties: first seen) are compared by
     their sketches. The most similar of those within `threshold` bits that agree on at least
     `duplicate_bins` bins is the article's match, a near-duplicate (between equals, the
-    nearer, then the first seen); without one, with a related tier (radius > threshold), the
-    most similar within `radius` that agree on `related_bins` makes it related."""
+    nearer, then the first seen); without one, with a related tier (search_radius > threshold),
+    the most similar within `search_radius` that agree on `related_bins` makes it related."""
 
     threshold: int
-    radius: int
+    search_radius: int
     similarity: float  # what `duplicate_bins` is the integer form of
     duplicate_bins: int
     related_bins: int
@@ -103,7 +103,7 @@ class Rule:
             raise ValueError(f"similarity must be in (0, 1], got {similarity}")
         return cls(
             threshold,
-            layout.threshold,
+            layout.search_radius,
             similarity,
             bins_needed(similarity, shape),
             bins_needed(defaults.RELATED_SIMILARITY, shape),
@@ -145,13 +145,13 @@ def match(
         ((hamming(fingerprint, e.fingerprint), e.seq, e) for e in distinct.values()),
         key=lambda c: c[:2],
     )
-    within = [c for c in within if c[0] <= rule.radius][: rule.max_candidates]
+    within = [c for c in within if c[0] <= rule.search_radius][: rule.max_candidates]
     best: Match | None = None
     best_key: tuple[bool, int, int, int] | None = None  # near first, most similar, nearest
     for distance, seq, entry in within:
         agreeing = agreeing_bins(sketch, entry.sketch, rule.shape) if entry.sketch else 0
         near = distance <= rule.threshold and agreeing >= rule.duplicate_bins
-        related = rule.radius > rule.threshold and agreeing >= rule.related_bins
+        related = rule.search_radius > rule.threshold and agreeing >= rule.related_bins
         key = (not near, -agreeing, distance, seq)
         if (near or related) and (best_key is None or key < best_key):
             best, best_key = Match(entry, distance, agreeing, near), key

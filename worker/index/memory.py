@@ -223,7 +223,7 @@ class MemoryIndex:
         if probe.fingerprint is not None and probe.sketch and self.max_bucket_read > 0:
             keys = self.layout.keys(probe.fingerprint)
             for number, (table, key) in enumerate(zip(self.layout.tables, keys, strict=True)):
-                for value in neighbours(key, table.width, table.radius):
+                for value in neighbours(key, table.width, table.probe_radius):
                     bucket = self._buckets.get((number, value), [])
                     if cutoff is not None:
                         bucket[:] = [e for e in bucket if e.seen_ms // 1000 >= cutoff]

@@ -38,7 +38,7 @@ def figures(cosine: float, layout: Layout) -> CosineFigures:
     theta = acos(cosine)
     agree = 1 - theta / pi
     dist = distance_distribution(cosine)
-    k = layout.threshold
+    search_radius = layout.search_radius
     return CosineFigures(
         cosine=cosine,
         angle_degrees=degrees(theta),
@@ -46,6 +46,6 @@ def figures(cosine: float, layout: Layout) -> CosineFigures:
         equal_bits=BITS * agree,
         differing_bits=BITS * (1 - agree),
         exact_collision=agree**BITS,
-        within_threshold=sum(dist[: k + 1]),
-        found=sum(p * layout.recall(d) for d, p in enumerate(dist[: k + 1])),
+        within_threshold=sum(dist[: search_radius + 1]),
+        found=sum(p * layout.recall(d) for d, p in enumerate(dist[: search_radius + 1])),
     )

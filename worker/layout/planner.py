@@ -1,4 +1,4 @@
-"""Choose a table layout from the threshold k and the expected index size N. Pure.
+"""Choose a table layout from the search radius k and the expected index size N. Pure.
 
 The cost model predicts, per article, the time of one check-and-insert, in Redis and in the
 worker: a fixed part, a part per table written, per key probed (Redis looks it up, the worker
@@ -106,35 +106,35 @@ def estimate(
     return Estimate(layout, docs, per_probe, candidates, memory, server, worker, hot)
 
 
-def layouts(threshold: int, recall: float = 1.0) -> list[Layout]:
-    """Every layout worth considering at this threshold: the exact ones, and sampled ones
+def layouts(search_radius: int, recall: float = 1.0) -> list[Layout]:
+    """Every layout worth considering at this search radius: the exact ones, and sampled ones
     reaching `recall` at distance k when `recall` < 1."""
-    found = [pigeonhole(threshold)]
-    for m in range(2, threshold + 1):
-        candidate = multi_index(threshold, m)
+    found = [pigeonhole(search_radius)]
+    for m in range(2, search_radius + 1):
+        candidate = multi_index(search_radius, m)
         if max(t.probes for t in candidate.tables) <= MAX_PROBES_PER_TABLE:
             found.append(candidate)
-    for count in range(threshold + 2, threshold + 10):
-        width = max(len(run) for run in contiguous_runs(count)) * (count - threshold)
-        if width <= MAX_KEY_BITS and comb(count, threshold) <= MAX_TABLES:
-            found.append(blocks(threshold, count))
+    for count in range(search_radius + 2, search_radius + 10):
+        width = max(len(run) for run in contiguous_runs(count)) * (count - search_radius)
+        if width <= MAX_KEY_BITS and comb(count, search_radius) <= MAX_TABLES:
+            found.append(blocks(search_radius, count))
     if recall < 1.0:
         for bits in range(8, MAX_KEY_BITS + 1, 2):
-            layout = _sampled_for(threshold, bits, recall)
+            layout = _sampled_for(search_radius, bits, recall)
             if layout is not None:
                 found.append(layout)
     return found
 
 
-def _sampled_for(threshold: int, bits: int, recall: float) -> Layout | None:
+def _sampled_for(search_radius: int, bits: int, recall: float) -> Layout | None:
     """The fewest sampled tables of `bits` bits that reach `recall` at distance k."""
-    one = sampled(threshold, 1, bits).recall(threshold)
+    one = sampled(search_radius, 1, bits).recall(search_radius)
     if one >= recall:
-        return sampled(threshold, 1, bits)
+        return sampled(search_radius, 1, bits)
     if one <= 0.0:
         return None
     tables = ceil(log(1 - recall) / log(1 - one))
-    return sampled(threshold, tables, bits) if tables <= MAX_TABLES else None
+    return sampled(search_radius, tables, bits) if tables <= MAX_TABLES else None
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,11 @@ class Plan:
 
 
 def plan(
-    threshold: int, docs: int, max_bucket_read: int, recall: float = 1.0, costs: Costs | None = None
+    search_radius: int,
+    docs: int,
+    max_bucket_read: int,
+    recall: float = 1.0,
+    costs: Costs | None = None,
 ) -> Plan:
     """The fastest layout that reaches `recall` at every distance up to k, has no hot
     buckets at `docs` articles, and takes no more memory per article than the pigeonhole
@@ -154,7 +158,10 @@ def plan(
     if docs < 1:
         raise ValueError(f"docs must be >= 1 (the expected index size), got {docs}")
     estimates = sorted(
-        (estimate(layout, docs, max_bucket_read, costs) for layout in layouts(threshold, recall)),
+        (
+            estimate(layout, docs, max_bucket_read, costs)
+            for layout in layouts(search_radius, recall)
+        ),
         key=lambda e: (-e.articles_per_s, e.bytes_per_article),
     )
     baseline = next(e for e in estimates if e.layout.family is Family.PIGEONHOLE)
@@ -163,16 +170,16 @@ def plan(
         for e in estimates
         if not e.hot
         and e.bytes_per_article <= baseline.bytes_per_article
-        and min(e.layout.recall(d) for d in range(threshold + 1)) >= recall
+        and min(e.layout.recall(d) for d in range(search_radius + 1)) >= recall
     ]
     return Plan(estimates, fit[0] if fit else baseline)
 
 
-def choose(threshold: int, name: str, docs: int, recall: float, max_bucket_read: int) -> Layout:
+def choose(search_radius: int, name: str, docs: int, recall: float, max_bucket_read: int) -> Layout:
     """The layout named in settings, or with "auto" the planner's choice."""
     if name == "auto":
-        return plan(threshold, docs, max_bucket_read, recall).choice.layout
-    return parse_layout(name, threshold)
+        return plan(search_radius, docs, max_bucket_read, recall).choice.layout
+    return parse_layout(name, search_radius)
 
 
 @cache
@@ -190,15 +197,15 @@ def default_layout() -> Layout:
 def plan_table(p: Plan) -> list[str]:
     """The plan as a text table, one line per layout, the chosen one marked with '*'."""
     first = p.estimates[0]
-    k = first.layout.threshold
+    search_radius = first.layout.search_radius
     lines = [
         f"{'':2}{'layout':<44}{'tables':>7}{'key bits':>13}{'probes':>8}"
         f"{'cand/probe':>11}{'cand/art':>10}{'B/article':>10}{'redis us':>9}"
-        f"{'worker us':>10}{'art/s':>8}  recall at 0..{k}"
+        f"{'worker us':>10}{'art/s':>8}  recall at 0..{search_radius}"
     ]
     for e in p.estimates:
         widths = sorted({t.width for t in e.layout.tables}, reverse=True)
-        recall = " ".join(_short(e.layout.recall(d)) for d in range(k + 1))
+        recall = " ".join(_short(e.layout.recall(d)) for d in range(search_radius + 1))
         mark = "*" if e is p.choice else " "
         hot = " HOT" if e.hot else ""
         lines.append(
@@ -215,7 +222,7 @@ def plan_record(p: Plan) -> dict[str, Any]:
     """The plan as plain data (`dedup-worker plan --json`), the chosen layout first."""
 
     def record(e: Estimate) -> dict[str, Any]:
-        k = e.layout.threshold
+        search_radius = e.layout.search_radius
         return {
             "layout": e.layout.name(),
             "tables": e.tables,
@@ -227,12 +234,12 @@ def plan_record(p: Plan) -> dict[str, Any]:
             "redis_us": e.server_us,
             "worker_us": e.worker_us,
             "articles_per_s": e.articles_per_s,
-            "recall": [e.layout.recall(d) for d in range(k + 1)],
+            "recall": [e.layout.recall(d) for d in range(search_radius + 1)],
             "hot": e.hot,
         }
 
     return {
-        "threshold": p.choice.layout.threshold,
+        "threshold": p.choice.layout.search_radius,  # (the JSON field keeps its name)
         "docs": p.choice.docs,
         "chosen": record(p.choice),
         "layouts": [record(e) for e in p.estimates],

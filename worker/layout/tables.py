@@ -2,7 +2,7 @@
 
 A layout is a set of tables. Each table keys every indexed fingerprint on some of its bits
 (at most 32, so Lua's 32-bit bit operations can handle a key) and, to check an article, is
-probed at every key within `radius` bits of the article's own key. Two fingerprints are
+probed at every key within `probe_radius` bits of the article's own key. Two fingerprints are
 compared exactly (full 64-bit Hamming distance) only when some table brings them together.
 
 Families (see `plan` in worker/layout/planner.py for how one is chosen):
@@ -47,13 +47,15 @@ class Family(StrEnum):
 @dataclass(frozen=True)
 class Table:
     positions: tuple[int, ...]  # fingerprint bits forming the key, most significant first
-    radius: int = 0
+    probe_radius: int = 0
 
     def __post_init__(self) -> None:
         if not 1 <= len(self.positions) <= MAX_KEY_BITS:
             raise ValueError(f"a table key has 1..{MAX_KEY_BITS} bits, got {len(self.positions)}")
-        if not 0 <= self.radius <= len(self.positions):
-            raise ValueError(f"radius must be 0..{len(self.positions)}, got {self.radius}")
+        if not 0 <= self.probe_radius <= len(self.positions):
+            raise ValueError(
+                f"probe_radius must be 0..{len(self.positions)}, got {self.probe_radius}"
+            )
 
     @property
     def width(self) -> int:
@@ -61,8 +63,8 @@ class Table:
 
     @property
     def probes(self) -> int:
-        """Keys read per check: every key within `radius` bits of the article's."""
-        return sum(comb(self.width, j) for j in range(self.radius + 1))
+        """Keys read per check: every key within `probe_radius` bits of the article's."""
+        return sum(comb(self.width, j) for j in range(self.probe_radius + 1))
 
     @cached_property
     def runs(self) -> tuple[tuple[int, int, int], ...]:
@@ -82,20 +84,20 @@ class Table:
             value |= ((fingerprint >> shift) & mask) << out_shift
         return value
 
-    def keys(self, fingerprints: np.ndarray) -> np.ndarray:
+    def keys(self, simhashes: np.ndarray) -> np.ndarray:
         """`key` of many fingerprints (uint64) at once."""
-        values = np.zeros(len(fingerprints), dtype=np.uint64)
+        values = np.zeros(len(simhashes), dtype=np.uint64)
         for shift, mask, out_shift in self.runs:
-            values |= ((fingerprints >> shift) & mask) << out_shift
+            values |= ((simhashes >> shift) & mask) << out_shift
         return values
 
     def spec(self) -> str:
-        """Compact text, e.g. "63-43/2" or "5.17.40/0": runs of positions, then the radius."""
+        """Compact text, e.g. "63-43/2" or "5.17.40/0": runs of positions, then the probe radius."""
         parts = []
         for shift, mask, _ in self.runs:
             top = shift + mask.bit_length() - 1
             parts.append(str(top) if top == shift else f"{top}-{shift}")
-        return ".".join(parts) + f"/{self.radius}"
+        return ".".join(parts) + f"/{self.probe_radius}"
 
 
 def neighbours(key: int, width: int, radius: int) -> Iterator[int]:
@@ -112,7 +114,7 @@ def neighbours(key: int, width: int, radius: int) -> Iterator[int]:
 @dataclass(frozen=True)
 class Layout:
     family: Family
-    threshold: int
+    search_radius: int  # the distance the tables are laid out to bring together
     tables: tuple[Table, ...]
     # Only for block layouts: the block widths (recall depends on them).
     blocks: tuple[int, ...] = ()
@@ -124,7 +126,7 @@ class Layout:
     def reaches_all(self, radius: int) -> bool:
         """Whether every pair within `radius` bits shares a probed bucket (recall 1 at
         every distance up to it)."""
-        if self.exact and radius <= self.threshold:
+        if self.exact and radius <= self.search_radius:
             return True  # (what an exact layout is laid out for; recall takes a while)
         return all(self.recall(d) == 1.0 for d in range(radius + 1))
 
@@ -138,7 +140,7 @@ class Layout:
     def name(self) -> str:
         n = len(self.tables)
         if self.family is Family.MULTI_INDEX:
-            radii = "/".join(str(t.radius) for t in self.tables)
+            radii = "/".join(str(t.probe_radius) for t in self.tables)
             return f"multi-index, {n} substrings, radii {radii}"
         if self.family is Family.BLOCKS:
             return f"blocks, {len(self.blocks)} blocks, {n} tables"
@@ -158,16 +160,17 @@ class Layout:
             agree = comb(BITS - width, distance) / comb(BITS, distance)
             return 1 - (1 - agree) ** len(self.tables)
         if self.family is Family.BLOCKS:
-            return _blocks_recall(self.blocks, self.threshold, distance)
-        return _substrings_recall([(t.width, t.radius) for t in self.tables], distance)
+            return _blocks_recall(self.blocks, self.search_radius, distance)
+        return _substrings_recall([(t.width, t.probe_radius) for t in self.tables], distance)
 
 
 def _substrings_recall(parts: list[tuple[int, int]], distance: int) -> float:
-    """Disjoint substrings (width, radius): missed only if every substring differs in more
-    than its radius. Counts the ways to place `distance` flips so (a polynomial product)."""
+    """Disjoint substrings (width, probe radius): missed only if every substring differs in
+    more than its probe radius. Counts the ways to place `distance` flips so (a polynomial
+    product)."""
     missed = [1]  # missed[d]: ways to place d flips so that every substring so far is missed
-    for width, radius in parts:
-        ways = [comb(width, j) if j > radius else 0 for j in range(width + 1)]
+    for width, probe_radius in parts:
+        ways = [comb(width, j) if j > probe_radius else 0 for j in range(width + 1)]
         missed = [
             sum(missed[i] * ways[d - i] for i in range(len(missed)) if 0 <= d - i <= width)
             for d in range(len(missed) + width)
@@ -176,8 +179,9 @@ def _substrings_recall(parts: list[tuple[int, int]], distance: int) -> float:
     return 1 - (missed[distance] if distance < len(missed) else 0) / total
 
 
-def _blocks_recall(blocks: tuple[int, ...], threshold: int, distance: int) -> float:
-    """Found iff at most `threshold` blocks are touched: count placements by blocks touched."""
+def _blocks_recall(blocks: tuple[int, ...], search_radius: int, distance: int) -> float:
+    """Found iff at most `search_radius` blocks are touched: count placements by blocks
+    touched."""
     # ways[t][d]: placements of d flips in the blocks so far touching t of them
     ways = [[1]]
     for width in blocks:
@@ -190,7 +194,7 @@ def _blocks_recall(blocks: tuple[int, ...], threshold: int, distance: int) -> fl
                         grown[touched + 1][d + j] += count * comb(width, j)
         ways = grown
     found = sum(
-        row[distance] for t, row in enumerate(ways) if t <= threshold and distance < len(row)
+        row[distance] for t, row in enumerate(ways) if t <= search_radius and distance < len(row)
     )
     return found / comb(BITS, distance)
 
@@ -207,80 +211,80 @@ def contiguous_runs(parts: int) -> list[tuple[int, ...]]:
     return runs
 
 
-def _check_threshold(threshold: int) -> None:
-    if not 0 <= threshold <= MAX_THRESHOLD:
-        raise ValueError(f"threshold must be 0..{MAX_THRESHOLD}, got {threshold}")
+def _check_search_radius(search_radius: int) -> None:
+    if not 0 <= search_radius <= MAX_THRESHOLD:
+        raise ValueError(f"threshold must be 0..{MAX_THRESHOLD}, got {search_radius}")
 
 
-def pigeonhole(threshold: int) -> Layout:
+def pigeonhole(search_radius: int) -> Layout:
     """k+1 bands (at least 2: a key has at most 32 bits)."""
-    _check_threshold(threshold)
-    tables = tuple(Table(run) for run in contiguous_runs(max(threshold + 1, 2)))
-    return Layout(Family.PIGEONHOLE, threshold, tables)
+    _check_search_radius(search_radius)
+    tables = tuple(Table(run) for run in contiguous_runs(max(search_radius + 1, 2)))
+    return Layout(Family.PIGEONHOLE, search_radius, tables)
 
 
-def multi_index(threshold: int, substrings: int) -> Layout:
+def multi_index(search_radius: int, substrings: int) -> Layout:
     """`substrings` tables (2..k) whose radii add up so that sum(r_i + 1) = k + 1."""
-    _check_threshold(threshold)
-    if not 2 <= substrings <= threshold:
+    _check_search_radius(search_radius)
+    if not 2 <= substrings <= search_radius:
         raise ValueError(
-            f"multi-index needs 2..{threshold} substrings at threshold "
-            f"{threshold}, got {substrings}; k+1 substrings is the pigeonhole "
+            f"multi-index needs 2..{search_radius} substrings at threshold "
+            f"{search_radius}, got {substrings}; k+1 substrings is the pigeonhole "
             "layout"
         )
-    base, extra = divmod(threshold + 1, substrings)
+    base, extra = divmod(search_radius + 1, substrings)
     tables = tuple(
         Table(run, base - 1 + (i < extra)) for i, run in enumerate(contiguous_runs(substrings))
     )
-    return Layout(Family.MULTI_INDEX, threshold, tables)
+    return Layout(Family.MULTI_INDEX, search_radius, tables)
 
 
-def blocks(threshold: int, count: int) -> Layout:
+def blocks(search_radius: int, count: int) -> Layout:
     """`count` blocks, one table per combination of count - k of them."""
-    _check_threshold(threshold)
-    if count <= threshold + 1:
-        raise ValueError(f"blocks needs more than k+1 = {threshold + 1} blocks, got {count}")
+    _check_search_radius(search_radius)
+    if count <= search_radius + 1:
+        raise ValueError(f"blocks needs more than k+1 = {search_radius + 1} blocks, got {count}")
     runs = contiguous_runs(count)
-    width = sum(len(r) for r in runs[: count - threshold])
+    width = sum(len(r) for r in runs[: count - search_radius])
     if width > MAX_KEY_BITS:
         raise ValueError(
-            f"{count} blocks at threshold {threshold} key each table on {width} "
+            f"{count} blocks at threshold {search_radius} key each table on {width} "
             f"bits, more than {MAX_KEY_BITS}; use more blocks"
         )
     tables = tuple(
         Table(tuple(itertools.chain.from_iterable(runs[i] for i in chosen)))
-        for chosen in itertools.combinations(range(count), count - threshold)
+        for chosen in itertools.combinations(range(count), count - search_radius)
     )
-    return Layout(Family.BLOCKS, threshold, tables, tuple(len(r) for r in runs))
+    return Layout(Family.BLOCKS, search_radius, tables, tuple(len(r) for r in runs))
 
 
-def sampled(threshold: int, tables: int, bits: int) -> Layout:
+def sampled(search_radius: int, tables: int, bits: int) -> Layout:
     """`tables` tables keyed on `bits` bits drawn at random (the same draw for the same
     arguments, so every worker builds the same tables)."""
-    _check_threshold(threshold)
+    _check_search_radius(search_radius)
     if not 1 <= tables <= 256:
         raise ValueError(f"sampled layouts have 1..256 tables, got {tables}")
     rng = random.Random(f"dedup-sampled:{tables}:{bits}")
     drawn = tuple(
         Table(tuple(sorted(rng.sample(range(BITS), bits), reverse=True))) for _ in range(tables)
     )
-    return Layout(Family.SAMPLED, threshold, drawn)
+    return Layout(Family.SAMPLED, search_radius, drawn)
 
 
-def parse_layout(text: str, threshold: int) -> Layout:
+def parse_layout(text: str, search_radius: int) -> Layout:
     """A layout named in settings: "pigeonhole", "multi-index:M", "blocks:B" or
     "sampled:LxR" (L tables of R bits)."""
     family, _, arg = text.strip().partition(":")
     try:
         if family == Family.PIGEONHOLE and not arg:
-            return pigeonhole(threshold)
+            return pigeonhole(search_radius)
         if family == Family.MULTI_INDEX:
-            return multi_index(threshold, int(arg))
+            return multi_index(search_radius, int(arg))
         if family == Family.BLOCKS:
-            return blocks(threshold, int(arg))
+            return blocks(search_radius, int(arg))
         if family == Family.SAMPLED:
             tables, _, bits = arg.partition("x")
-            return sampled(threshold, int(tables), int(bits))
+            return sampled(search_radius, int(tables), int(bits))
     except ValueError as exc:
         raise ValueError(f"layout {text!r}: {exc}") from None
     raise ValueError(

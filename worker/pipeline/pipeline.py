@@ -86,7 +86,7 @@ class Pipeline:
         fingerprints = self.fingerprinter.many_read(
             [text for _, _, text in articles], [a.text for _, a, _ in articles]
         )
-        printed = {i: fp for (i, _, _), fp in zip(articles, fingerprints, strict=True)}
+        fingerprint_of = {i: fp for (i, _, _), fp in zip(articles, fingerprints, strict=True)}
         asked: list[tuple[int, Article | None, Fingerprint | None]] = []
         ops: list[Op] = []
         for i, item in enumerate(decoded):
@@ -94,7 +94,7 @@ class Pipeline:
             if decisions[i] is not None:  # (unreadable)
                 continue
             if isinstance(item, Article):
-                fp = printed[i]
+                fp = fingerprint_of[i]
                 asked.append((i, item, fp))
                 ops.append(Probe(item.id, fp.content_hash, fp.search, fp.sketch, position))
             elif not isinstance(item, Rejection):

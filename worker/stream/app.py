@@ -118,19 +118,21 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> faust.App:
 
 async def _decide(settings: Settings, metrics: Metrics, stopping: asyncio.Event) -> None:
     """Read, decide and publish batches until `stopping` is set. Any error stops the worker."""
-    fingerprints = wiring.fingerprinter(settings)
-    shared = wiring.redis_index(settings, fingerprints, metrics.index_reset)
-    paths = {True: "compiled", False: "numpy"}  # (the compiled kernels: native/)
+    fingerprinter = wiring.fingerprinter(settings)
+    redis_index = wiring.redis_index(settings, fingerprinter, metrics.index_reset)
+    paths = {True: "native", False: "numpy"}  # (the native extension: native/)
     log.info(
         "fingerprints: %s; bucket cache: %s",
-        paths[fingerprints.compiled],
-        paths[shared.compiled_cache] if shared.uses_bucket_cache else "off",
+        paths[fingerprinter.native],
+        paths[redis_index.native_cache] if redis_index.uses_bucket_cache else "off",
     )
-    metrics.cached_entries.set_function(lambda: shared.cached_entries)
-    index = TimedIndex(shared, metrics)
-    reader = wiring.reader(settings, fingerprints)  # (HTML and e-mail: a child process)
-    pipeline = wiring.pipeline(settings, index, fingerprints, reader)
-    transactions = Transactions(settings, lambda: source.epoch) if settings.exactly_once else None
+    metrics.cached_entries.set_function(lambda: redis_index.cached_entries)
+    index = TimedIndex(redis_index, metrics)
+    reader = wiring.reader(settings, fingerprinter)  # (HTML and e-mail: a child process)
+    pipeline = wiring.pipeline(settings, index, fingerprinter, reader)
+    transactions = (
+        Transactions(settings, lambda: source.assignment) if settings.exactly_once else None
+    )
 
     async def revoke() -> None:
         await outbox.flush()

@@ -6,7 +6,7 @@ several times what the client itself does per message (docs/performance.md). At-
 offsets are committed only after `delivered` says that Kafka has all of a batch's output. A
 revocation waits for the batch being sent (`on_revoke`) and commits what was delivered, so the
 next owner of the partitions redoes as little as possible; a batch fetched before it is not
-committed (its epoch is past), and is decided again by the partition's next owner.
+committed (its assignment is past), and is decided again by the partition's next owner.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ Record: TypeAlias = "ConsumerRecord[bytes, bytes]"
 
 @dataclass(frozen=True, slots=True)
 class Batch:
-    epoch: int  # the assignment the records were fetched in (one more at each revocation)
+    assignment: int  # fetched in this assignment (counted here: one more at each revocation)
     records: list[Record]
     generation: int  # the consumer group generation it was fetched in (-1: none)
 
@@ -71,20 +71,20 @@ class Input(ConsumerRebalanceListener):  # type: ignore[misc]
             **_fetch_options(settings),
         )
         self._consumer.subscribe([settings.input_topic], listener=self)
-        self._epoch = 0
+        self._assignment = 0
         self._revoking = False  # between a revocation's start and its commit
         self._done: dict[TopicPartition, int] = {}  # next offset, delivered, not committed
         self._last_commit = time.monotonic()
 
     @property
-    def epoch(self) -> int:
-        return self._epoch
+    def assignment(self) -> int:
+        return self._assignment
 
     def current(self, batch: Batch) -> bool:
         """Whether the batch's partitions are still this worker's: fetched in this assignment,
         and no revocation under way (a batch sent once its partitions are being revoked would
         be sent by their next owner too)."""
-        return batch.epoch == self._epoch and not self._revoking and batch.generation >= 0
+        return batch.assignment == self._assignment and not self._revoking and batch.generation >= 0
 
     def owner(self, batch: Batch) -> Owner:
         """Whom the index is to take the batch's decisions from: the owner of its partitions in
@@ -111,18 +111,18 @@ class Input(ConsumerRebalanceListener):  # type: ignore[misc]
         fetched = await self._consumer.getmany(
             timeout_ms=IDLE_WAIT_MS if wait else 0, max_records=limit
         )
-        epoch = self._epoch
+        assignment = self._assignment
         records = [r for part in fetched.values() for r in part]
         # (aiokafka keeps the generation on its group coordinator only; -1 once the broker
         # said that this member's generation is not current: the batch is then not current)
         coordinator = self._consumer._coordinator
         generation = coordinator.generation if coordinator is not None else -1
-        return Batch(epoch, records, generation)
+        return Batch(assignment, records, generation)
 
     def delivered(self, batch: Batch) -> None:
         """Kafka has all of the batch's output: its offsets may be committed (unless its
         partitions were revoked since: their next owner decides them again)."""
-        if batch.epoch != self._epoch:
+        if batch.assignment != self._assignment:
             return
         for record in batch.records:
             self._done[TopicPartition(record.topic, record.partition)] = record.offset + 1
@@ -164,7 +164,7 @@ class Input(ConsumerRebalanceListener):  # type: ignore[misc]
             await self._on_revoke()
             await self.commit()
         finally:
-            self._epoch += 1
+            self._assignment += 1
             self._revoking = False
 
     async def on_partitions_assigned(self, assigned: Any) -> None:

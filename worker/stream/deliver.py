@@ -80,6 +80,6 @@ async def publish_in_transactions(
     """Send every verdict with the batch's offsets, in transactions."""
     pairs = list(zip(batch.records, decisions, strict=True))
     items = [(r, outputs(r, d, settings)) for r, d in pairs]
-    committed = {id(r) for r in await transactions.publish(batch.epoch, items)}
+    committed = {id(r) for r in await transactions.publish(batch.assignment, items)}
     kept = [(r, d) for r, d in pairs if id(r) in committed]
     observe(metrics, source, [r for r, _ in kept], [d for _, d in kept])

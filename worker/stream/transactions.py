@@ -41,30 +41,30 @@ STOP_TIMEOUT_S = 5.0  # the failed producer is given this long to stop
 
 @dataclass
 class _Partition:
-    generation: int  # the consumer group generation the producer was started in
+    assignment: int  # the input's assignment the producer was started in (Input.assignment)
     producer: AIOKafkaProducer
     floor: int  # offsets below it were committed by a transaction
 
 
 class Transactions:
-    """The transactional producers of the input partitions this worker owns. `generation`
-    returns the input's assignment now (Input.epoch): records fetched in an earlier one are
+    """The transactional producers of the input partitions this worker owns. `assignment`
+    returns the input's assignment now (Input.assignment): records fetched in an earlier one are
     redelivered from the committed offset, so they are dropped.
     """
 
-    def __init__(self, settings: Settings, generation: Callable[[], int]) -> None:
+    def __init__(self, settings: Settings, assignment: Callable[[], int]) -> None:
         self._settings = settings
-        self._generation = generation
+        self._assignment = assignment
         self._topics = output_topics(settings)
         self._partitions: dict[int, _Partition] = {}
-        self._closed = -1  # the last generation whose partitions were revoked
+        self._closed = -1  # the last assignment whose partitions were revoked
         self._lock = asyncio.Lock()  # one batch at a time, and a revocation waits for it
         self._admin: AIOKafkaAdminClient | None = None
         self._admin_lock = asyncio.Lock()  # partitions start concurrently; one admin client
 
-    async def publish(self, generation: int, items: Sequence[Item]) -> list[Any]:
+    async def publish(self, assignment: int, items: Sequence[Item]) -> list[Any]:
         """Commit every item's output with its offset, one transaction per input partition;
-        `generation`: the assignment the records were fetched in. Returns the records
+        `assignment`: the assignment the records were fetched in. Returns the records
         committed (the others were dropped: already committed, or fetched before a
         rebalance)."""
         async with self._lock:
@@ -72,15 +72,15 @@ class Transactions:
             for item in items:
                 groups[item[0].partition].append(item)
             done = await asyncio.gather(
-                *(self._commit(generation, p, group) for p, group in groups.items())
+                *(self._commit(assignment, p, group) for p, group in groups.items())
             )
         return [record for records in done for record in records]
 
     async def revoke(self) -> None:
-        """Partitions are being revoked: no new transaction in this generation; the one in
+        """Partitions are being revoked: no new transaction in this assignment; the one in
         flight ends first (so that the next owner never has to fence it), then the producers
         stop."""
-        self._closed = self._generation()
+        self._closed = self._assignment()
         async with self._lock:
             await self._stop_producers()
 
@@ -91,17 +91,17 @@ class Transactions:
                 await self._admin.close()
                 self._admin = None
 
-    def _current(self, generation: int) -> bool:
-        return generation == self._generation() and generation > self._closed
+    def _current(self, assignment: int) -> bool:
+        return assignment == self._assignment() and assignment > self._closed
 
-    async def _commit(self, generation: int, partition: int, items: list[Item]) -> list[Any]:
+    async def _commit(self, assignment: int, partition: int, items: list[Item]) -> list[Any]:
         """One transaction; one that fails for want of Kafka is tried again with a new
         producer (which ends the failed one and reads the committed offset again, so that
         nothing is committed twice), for as long as it takes."""
         delay = RETRY_DELAY_S
         while True:
             try:
-                return await self._try_commit(generation, partition, items)
+                return await self._try_commit(assignment, partition, items)
             except KafkaUnavailable as exc:
                 state = self._partitions.pop(partition, None)
                 if state is not None:
@@ -111,15 +111,15 @@ class Transactions:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, MAX_RETRY_DELAY_S)
 
-    async def _try_commit(self, generation: int, partition: int, items: list[Item]) -> list[Any]:
-        if not self._current(generation):
+    async def _try_commit(self, assignment: int, partition: int, items: list[Item]) -> list[Any]:
+        if not self._current(assignment):
             log.info(
                 "%d records of input partition %d fetched before a rebalance dropped",
                 len(items),
                 partition,
             )
             return []
-        state = await self._partition(generation, partition)
+        state = await self._partition(assignment, partition)
         fresh = [item for item in items if item[0].offset >= state.floor]
         if len(fresh) < len(items):
             log.info(
@@ -146,7 +146,7 @@ class Transactions:
             await producer.send_offsets_to_transaction(offsets, self._settings.app_id)
             await producer.commit_transaction()
         except _FENCED as exc:
-            if self._current(generation):
+            if self._current(assignment):
                 raise KafkaRefused(
                     f"another worker took input partition {partition} over (its transactional "
                     "producer fenced this one) while this worker still holds it"
@@ -160,9 +160,9 @@ class Transactions:
         state.floor = last + 1
         return [record for record, _ in items]
 
-    async def _partition(self, generation: int, partition: int) -> _Partition:
+    async def _partition(self, assignment: int, partition: int) -> _Partition:
         state = self._partitions.get(partition)
-        if state is not None and state.generation == generation:
+        if state is not None and state.assignment == assignment:
             return state
         if state is not None:
             del self._partitions[partition]
@@ -179,7 +179,7 @@ class Transactions:
         except KafkaError as exc:
             await producer.stop()
             raise KafkaUnavailable(f"transactional producer of partition {partition}") from exc
-        state = self._partitions[partition] = _Partition(generation, producer, floor)
+        state = self._partitions[partition] = _Partition(assignment, producer, floor)
         return state
 
     async def _committed(self, partition: int) -> int:

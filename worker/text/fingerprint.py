@@ -19,11 +19,11 @@ import xxhash
 
 from worker import defaults
 from worker.model import Fingerprint, Format
-from worker.text.compiled import Kernel, kernel
 from worker.text.fast_units import fast_units
 from worker.text.features import ChineseUnits, units, words_of
 from worker.text.idf import IdfTable, default_table, jieba_table
 from worker.text.markup import detect, reader_text
+from worker.text.native import NativeFingerprinter, native_fingerprinter
 from worker.text.normalize import folded_utf8, normalized_tokens
 from worker.text.simhash import feature_hashes, shingle_hashes_many, simhashes
 from worker.text.sketch import SketchShape, sketches
@@ -62,7 +62,7 @@ class Fingerprinter:
         main_content: bool = defaults.MAIN_CONTENT,
         sketch_shape: SketchShape | None = None,
         tf_damping: str = defaults.TF_DAMPING,
-        compiled: bool = True,
+        native: bool = True,
     ) -> None:
         """`idf` weighs the units of the search fingerprint (default: the table shipped with
         the package; with jieba words, jieba's own table for the Chinese ones); a unit's count
@@ -88,20 +88,20 @@ class Fingerprinter:
         if idf is None:
             idf = jieba_table() if self.chinese is ChineseUnits.JIEBA else default_table()
         self.idf = idf
-        self._kernel: Kernel | None = None
-        if compiled and self.chinese is ChineseUnits.CHARACTERS:
-            self._kernel = kernel(idf, shingle_size, self.sketch_shape, tf_damping)
+        self._native: NativeFingerprinter | None = None
+        if native and self.chinese is ChineseUnits.CHARACTERS:
+            self._native = native_fingerprinter(idf, shingle_size, self.sketch_shape, tf_damping)
         # Loads the tables (normalisation, jieba's dictionary, the IDF hashes) now rather than
         # on the first article, whose latency would pay for them.
         self("warm-up 预热 " * 20)
 
     @property
-    def compiled(self) -> bool:
-        """Whether the compiled kernel computes the fingerprints (else numpy)."""
-        return self._kernel is not None
+    def native(self) -> bool:
+        """Whether the native extension computes the fingerprints (else numpy)."""
+        return self._native is not None
 
     @property
-    def spec(self) -> str:
+    def fingerprint_spec(self) -> str:
         """Every setting that changes a fingerprint or a sketch (but the sketch's shape, which
         the index records itself), in one line: recorded with a shared index, which refuses a
         worker whose fingerprints would differ."""
@@ -154,30 +154,34 @@ class Fingerprinter:
         return detect(text) if self.detect_format else Format.TEXT
 
     def _many(
-        self, texts: Sequence[str], formats: Sequence[Format], sent: Sequence[str]
+        self, texts: Sequence[str], formats: Sequence[Format], as_sent: Sequence[str]
     ) -> list[Fingerprint]:
         computed: Sequence[tuple[int | None, bytes | None]]
         # Per text: its content hash, words and units; then (search, sketch) of those long
         # enough: below the minimum length a SimHash is noise, and such texts get none.
-        if self._kernel is not None:
-            rows = self._kernel.many([folded_utf8(text) for text in texts])
-            heads = [(h, words_of(n, chars), n) for h, n, chars, _, _ in rows]
-            fit = [self._fits(words, n) for _, words, n in heads]
-            computed = [(row[3], row[4]) for row, ok in zip(rows, fit, strict=True) if ok]
+        if self._native is not None:
+            rows = self._native.many([folded_utf8(text) for text in texts])
+            hash_and_lengths = [(h, words_of(n, chars), n) for h, n, chars, _, _ in rows]
+            is_long_enough = [self._fits(words, n) for _, words, n in hash_and_lengths]
+            computed = [
+                (row[3], row[4]) for row, ok in zip(rows, is_long_enough, strict=True) if ok
+            ]
         else:
             found = self._units(texts)
-            heads = [(f.content_hash, f.words, len(f.hashes)) for f in found]
-            fit = [self._fits(words, n) for _, words, n in heads]
-            long_enough = [f for f, ok in zip(found, fit, strict=True) if ok]
+            hash_and_lengths = [(f.content_hash, f.words, len(f.hashes)) for f in found]
+            is_long_enough = [self._fits(words, n) for _, words, n in hash_and_lengths]
+            long_enough = [f for f, ok in zip(found, is_long_enough, strict=True) if ok]
             computed = self._fingerprints(long_enough) if long_enough else []
-        fingerprints = iter(computed)
+        pairs = iter(computed)  # (search, sketch) of each text long enough
         out = []
-        for raw, (content_hash, words, n), ok, format in zip(
-            sent, heads, fit, formats, strict=True
+        for text_as_sent, (content_hash, words, n), ok, format in zip(
+            as_sent, hash_and_lengths, is_long_enough, formats, strict=True
         ):
-            search, sketch = next(fingerprints) if ok else (None, None)
+            search, sketch = next(pairs) if ok else (None, None)
             if not n:
-                content_hash = xxhash.xxh3_128_digest(_AS_SENT + raw.encode("utf-8", "replace"))
+                content_hash = xxhash.xxh3_128_digest(
+                    _AS_SENT + text_as_sent.encode("utf-8", "replace")
+                )
             out.append(Fingerprint(content_hash, search, words, sketch, format))
         return out
 

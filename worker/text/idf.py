@@ -60,8 +60,9 @@ class IdfTable:
 
     @cached_property
     def digest(self) -> str:
-        """A short digest of the weights: recorded with an index (Fingerprinter.spec), so that
-        a worker weighing with another table is refused rather than silently not matching."""
+        """A short digest of the weights: recorded with an index (Fingerprinter.fingerprint_spec),
+        so that a worker weighing with another table is refused rather than silently not
+        matching."""
         h = xxhash.xxh64(f"{self.cap!r}\n".encode())
         for unit in sorted(self.weights):
             h.update(f"{unit}\t{self.weights[unit]!r}\n".encode())

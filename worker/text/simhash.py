@@ -132,10 +132,8 @@ def simhashes(
     tally = np.bincount(cells.ravel(), weights=w, minlength=k * 8 * 256)
     votes = (tally.reshape(k * 8, 256) @ _BYTE_BITS).reshape(k, BITS)  # sum of w where bit set
     positive = 2 * votes > totals[:, None]  # +w over set bits, -w over clear bits > 0
-    fingerprints: list[int] = (
-        np.packbits(positive, axis=1, bitorder="little").view("<u8")[:, 0].tolist()
-    )
-    return fingerprints
+    out: list[int] = np.packbits(positive, axis=1, bitorder="little").view("<u8")[:, 0].tolist()
+    return out
 
 
 def hamming(a: int, b: int) -> int:

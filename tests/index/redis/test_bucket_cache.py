@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import redis.asyncio as aioredis
 
-from tests.support.compiled import require_compiled
 from tests.support.factories import BASE, entry, flip, probe
+from tests.support.native import require_native
 from worker.index.redis import RedisIndex
 from worker.index.redis import bucket_cache as bucket_cache_module
 from worker.index.redis.addresses import BucketAddresses
@@ -24,31 +24,31 @@ from worker.index.redis.nearest import Nearest, Search, gather, nearest
 from worker.layout.planner import default_layout
 from worker.layout.tables import Layout, multi_index, sampled
 from worker.model import Kind
-from worker.native import kernels
+from worker.native import native_module
 
 LAYOUT = multi_index(8, 5)  # (its narrowest table, 12 bits wide, is the one a copy reloads from)
 MakeCache = Callable[[], tuple[BucketCache, BucketAddresses]]
 RADIUS, LIMIT = 8, 3  # (few, so that some candidates are left out)
 
 
-@pytest.fixture(params=["compiled", "numpy"])
+@pytest.fixture(params=["native", "numpy"])
 def new_cache(request: pytest.FixtureRequest) -> Callable[[], tuple[BucketCache, BucketAddresses]]:
     """Makes caches of one store; the tests of the cache on its own run against each."""
-    compiled = request.param == "compiled"
-    if compiled:
-        require_compiled()
+    native = request.param == "native"
+    if native:
+        require_native()
 
     def make() -> tuple[BucketCache, BucketAddresses]:
         probed = BucketAddresses(NamespaceKeys("m").buckets, LAYOUT)
-        cache = BucketCache(probed, compiled=compiled)
-        assert cache.compiled == compiled
+        cache = BucketCache(probed, native=native)
+        assert cache.native == native
         return cache, probed
 
     return make
 
 
-def search(cache: BucketCache, fingerprints: list[int], **kw: Any) -> list[Nearest]:
-    return cache.nearest(fingerprints, Search(RADIUS, LIMIT, **kw))
+def search(cache: BucketCache, simhashes: list[int], **kw: Any) -> list[Nearest]:
+    return cache.nearest(simhashes, Search(RADIUS, LIMIT, **kw))
 
 
 def own(probed: BucketAddresses, fp: int) -> list[int]:
@@ -208,7 +208,7 @@ async def test_an_emptied_index_is_reloaded(redis_client: aioredis.Redis) -> Non
 async def test_a_stale_entry_whose_sequence_number_was_given_out_again_is_not_trusted(
     redis_client: aioredis.Redis,
 ) -> None:
-    # The index is emptied and refilled past the copy's counter before the copy looks again:
+    # The index is emptied and refilled past the copy's counter before the copy syncs again:
     # the copy cannot tell, and hands the script an old entry whose sequence number now
     # belongs to another article. The script must not take it for that article.
     index = RedisIndex(redis_client, "refilled", LAYOUT)
@@ -236,13 +236,13 @@ def test_nothing_new_moves_only_the_counter(new_cache: MakeCache) -> None:
     [LAYOUT, default_layout(), sampled(6, 8, 14)],
     ids=["multi-index", "default", "sampled"],  # (sampled: keys of bits spread out)
 )
-def test_the_compiled_store_keeps_step_with_the_numpy_store(layout: Layout) -> None:
+def test_the_native_store_keeps_step_with_the_numpy_store(layout: Layout) -> None:
     """Batch after batch of inserts and searches (near copies, crowded buckets, expiry moving
-    on), both stores give the same results and hold the same entries: the compiled store
+    on), both stores give the same results and hold the same entries: the native store
     numbers the buckets as BucketAddresses does."""
-    require_compiled()
+    require_native()
     probed = BucketAddresses(NamespaceKeys("m").buckets, layout)
-    stores = BucketCache(probed, compiled=True), BucketCache(probed, compiled=False)
+    stores = BucketCache(probed, native=True), BucketCache(probed, native=False)
     rng = random.Random(11)
     seen: list[int] = [BASE]
     seq = 0
@@ -260,18 +260,18 @@ def test_the_compiled_store_keeps_step_with_the_numpy_store(layout: Layout) -> N
             flip(rng.choice(seen), rng.sample(range(64), rng.randrange(9))) for _ in range(30)
         ]
         cutoff = 100 + step * 5 if step % 3 else None
-        compiled, numpy_ = (store.nearest(queries, Search(9, 4, 3, cutoff)) for store in stores)
-        assert compiled == numpy_
+        native, numpy_ = (store.nearest(queries, Search(9, 4, 3, cutoff)) for store in stores)
+        assert native == numpy_
         assert stores[0].entries == stores[1].entries
-        found += [(bool(n.entries), n.hot > 0, bool(n.expired)) for n in compiled]
+        found += [(bool(n.entries), n.hot > 0, bool(n.expired)) for n in native]
     assert all(map(any, zip(*found, strict=True)))  # found some, crowded and expired buckets
     every = range(probed.slot_count or 0)
     assert stores[0].buckets(every) == stores[1].buckets(every)
 
 
-def test_the_compiled_store_refuses_a_numbering_past_its_buckets() -> None:
-    require_compiled()
-    native = kernels()
+def test_the_native_store_refuses_a_numbering_past_its_buckets() -> None:
+    require_native()
+    native = native_module()
     assert native is not None
     probed = BucketAddresses(NamespaceKeys("m").buckets, LAYOUT)
     assert probed.slot_count is not None

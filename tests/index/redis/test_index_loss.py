@@ -122,9 +122,11 @@ async def test_after_a_flush_a_worker_with_another_layout_cannot_mix_layouts(
 
 
 async def test_other_fingerprint_settings_are_refused(redis_client: aioredis.Redis) -> None:
-    await RedisIndex(redis_client, "prints", LAYOUT, fingerprints="shingles 3").ensure_layout()
+    await RedisIndex(redis_client, "prints", LAYOUT, fingerprint_spec="shingles 3").ensure_layout()
     with pytest.raises(LayoutMismatch, match="fingerprints"):
-        await RedisIndex(redis_client, "prints", LAYOUT, fingerprints="shingles 4").ensure_layout()
+        await RedisIndex(
+            redis_client, "prints", LAYOUT, fingerprint_spec="shingles 4"
+        ).ensure_layout()
     # A command that makes no fingerprints (forget, status) works on it.
     assert await RedisIndex(redis_client, "prints", LAYOUT).forget(["nothing"]) == [False]
 

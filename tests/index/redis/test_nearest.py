@@ -80,9 +80,9 @@ def test_only_the_newest_entries_of_a_crowded_bucket_count() -> None:
 def test_a_batch_gives_each_query_its_own_nearest() -> None:
     shared = entry(BASE ^ 1, 1) + entry(BASE ^ (1 << 40), 2)
     other = BASE ^ (0xFF << 8)
-    fingerprints = [BASE, BASE, other, BASE ^ (1 << 40)]
+    simhashes = [BASE, BASE, other, BASE ^ (1 << 40)]
     gathered = gather([[shared], [], [shared, entry(other, 3)], [shared]], max_read=100)
-    found = nearest(gathered, fingerprints, radius=2, limit=1)
+    found = nearest(gathered, simhashes, radius=2, limit=1)
     assert [f.entries for f in found] == [
         entry(BASE ^ 1, 1),
         b"",

@@ -249,7 +249,7 @@ async def test_the_scripts_compare_of_what_came_since_the_read_agrees_with_the_w
             flip(
                 rng.choice(originals).fingerprint or 0,
                 rng.sample(
-                    rng.choice([range(64), range(32, 64)]), rng.randint(0, layout.threshold + 3)
+                    rng.choice([range(64), range(32, 64)]), rng.randint(0, layout.search_radius + 3)
                 ),
             ),
         )

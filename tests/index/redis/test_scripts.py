@@ -19,7 +19,7 @@ def calls_of(max_bucket_read: int = 1000) -> scripts.CheckAndInsertCalls:
     return scripts.CheckAndInsertCalls(
         NamespaceKeys("calls"),
         layout,
-        Rule.of(layout, layout.threshold, 0.6),
+        Rule.of(layout, layout.search_radius, 0.6),
         max_bucket_read=max_bucket_read,
         retention_s=0,
         renew_on_match=False,

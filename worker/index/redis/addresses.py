@@ -1,5 +1,5 @@
 """The names of the buckets that checking a batch of fingerprints reads: in every table, each
-key within the table's radius of the fingerprint's own. Built for the whole batch at once with
+key within the table's probe radius of the fingerprint's own. Built for the whole batch at once with
 numpy, from every name of each table made once (formatting names one by one costs several
 times as much). Pure: no Redis.
 
@@ -42,24 +42,24 @@ class BucketAddresses:
             int(self._first_slots[-1]) if max(widths) <= MAX_NAMED_WIDTH else None
         )
 
-    def names(self, fingerprints: Sequence[int]) -> list[str]:
+    def names(self, simhashes: Sequence[int]) -> list[str]:
         """The probed buckets of each fingerprint, `per_fingerprint` names each, one
         fingerprint after another."""
-        return self._probed(fingerprints, encoded=False).ravel().tolist()
+        return self._probed(simhashes, encoded=False).ravel().tolist()
 
-    def joined(self, fingerprints: Sequence[int], group: int) -> list[bytes]:
+    def joined(self, simhashes: Sequence[int], group: int) -> list[bytes]:
         """The encoded names of each `group` fingerprints in a row (the last group may be
         shorter), joined: what `names` gives, encoded, in one bytes per group."""
-        rows = self._probed(fingerprints, encoded=True)
+        rows = self._probed(simhashes, encoded=True)
         return [
             b"".join(rows[start : start + group].ravel().tolist())
             for start in range(0, len(rows), group)
         ]
 
-    def slots(self, fingerprints: Sequence[int]) -> np.ndarray:
+    def slots(self, simhashes: Sequence[int]) -> np.ndarray:
         """The numbers of what `names` names: one row of `per_fingerprint` per fingerprint.
         Only with a `slot_count`."""
-        values = np.array(fingerprints, dtype=np.uint64)
+        values = np.array(simhashes, dtype=np.uint64)
         return np.concatenate(
             [
                 t.probed_keys(values).astype(np.intp) + int(first)
@@ -68,17 +68,17 @@ class BucketAddresses:
             axis=1,
         )
 
-    def own_slots(self, fingerprints: np.ndarray) -> list[np.ndarray]:
+    def own_slots(self, simhashes: np.ndarray) -> list[np.ndarray]:
         """The number of the bucket each fingerprint is inserted into, in each table: one
         array per table. Only with a `slot_count`."""
-        values = np.asarray(fingerprints, dtype=np.uint64)
+        values = np.asarray(simhashes, dtype=np.uint64)
         return [
             t.table.keys(values).astype(np.intp) + int(first)
             for t, first in zip(self._tables, self._first_slots[:-1], strict=True)
         ]
 
     def numbering(self) -> list[tuple[tuple[tuple[int, int, int], ...], int, list[int]]]:
-        """How `slots` numbers each table's probed buckets, for the compiled store: the
+        """How `slots` numbers each table's probed buckets, for the native store: the
         table's runs of key bits (Table.runs), its first number, and the flips XORed with a
         fingerprint's key to get each probed key, in `slots`' order."""
         return [
@@ -93,8 +93,8 @@ class BucketAddresses:
         every = narrowest.every_name
         return None if every is None else every.tolist()
 
-    def _probed(self, fingerprints: Sequence[int], encoded: bool) -> np.ndarray:
-        values = np.array(fingerprints, dtype=np.uint64)
+    def _probed(self, simhashes: Sequence[int], encoded: bool) -> np.ndarray:
+        values = np.array(simhashes, dtype=np.uint64)
         return np.concatenate([t.probed(values, encoded) for t in self._tables], axis=1)
 
 
@@ -105,7 +105,7 @@ class _TableNames:
         self.encode = encode
         self.digits = (table.width + 3) // 4
         # XOR one with a fingerprint's key to get a key it probes.
-        self.flips = np.array(list(neighbours(0, table.width, table.radius)), dtype=np.uint64)
+        self.flips = np.array(list(neighbours(0, table.width, table.probe_radius)), dtype=np.uint64)
         self.every_name = (
             np.array([self._name(key) for key in range(1 << table.width)], dtype=object)
             if table.width <= MAX_NAMED_WIDTH
@@ -120,14 +120,14 @@ class _TableNames:
             return None
         return np.array([self.encode(name) for name in self.every_name.tolist()], dtype=object)
 
-    def probed_keys(self, fingerprints: np.ndarray) -> np.ndarray:
+    def probed_keys(self, simhashes: np.ndarray) -> np.ndarray:
         """The probed keys, one row per fingerprint."""
-        keys: np.ndarray = self.table.keys(fingerprints)[:, None] ^ self.flips[None, :]
+        keys: np.ndarray = self.table.keys(simhashes)[:, None] ^ self.flips[None, :]
         return keys
 
-    def probed(self, fingerprints: np.ndarray, encoded: bool) -> np.ndarray:
+    def probed(self, simhashes: np.ndarray, encoded: bool) -> np.ndarray:
         """The probed names, one row per fingerprint."""
-        keys = self.probed_keys(fingerprints)
+        keys = self.probed_keys(simhashes)
         every = self.every_encoded if encoded else self.every_name
         if every is not None:
             names: np.ndarray = every[keys]

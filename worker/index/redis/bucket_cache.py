@@ -9,7 +9,7 @@ worker found still exists, and searches Redis's buckets itself when not, so a st
 time, never a wrong verdict. Memory: each entry once per table (docs/operations.md).
 
 Buckets are numbered (BucketAddresses.slots). Two stores hold them and search them, with the
-same results: the compiled one (compiled_cache.py) where it is installed, else numpy arrays
+same results: the native one (native_cache.py) where it is installed, else numpy arrays
 indexed by those numbers (_NumpyStore), so that a batch's thousands of probed buckets are found
 with a few numpy operations rather than one Python step each.
 """
@@ -21,8 +21,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from worker.index.redis.addresses import BucketAddresses
-from worker.index.redis.compiled_cache import CompiledStore, compiled_store
 from worker.index.redis.format import ENTRY, ENTRY_BYTES, RING_CHECK
+from worker.index.redis.native_cache import NativeStore, native_store
 from worker.index.redis.nearest import Gathered, Nearest, Search, nearest
 
 # Entries taken in per pass: a reload of a large index goes in passes, so that its temporary
@@ -31,15 +31,15 @@ _PASS = 100_000
 
 
 class BucketCache:
-    def __init__(self, addresses: BucketAddresses, *, compiled: bool = True) -> None:
-        """With `compiled`, the compiled store where it is installed."""
+    def __init__(self, addresses: BucketAddresses, *, native: bool = True) -> None:
+        """With `native`, the native store where it is installed."""
         if addresses.slot_count is None:
             raise ValueError(
                 "a bucket cache needs every table at most 16 bits wide; "
                 "read the buckets from Redis instead (bucket_cache=False)"
             )
-        self._store: CompiledStore | _NumpyStore = (
-            compiled and compiled_store(addresses)
+        self._store: NativeStore | _NumpyStore = (
+            native and native_store(addresses)
         ) or _NumpyStore(addresses)
         self.last = 0  # every entry up to this sequence number is here
         # The ring's entry of number `last` as the cache saw it (format.RING_CHECK bytes; b"":
@@ -48,7 +48,7 @@ class BucketCache:
         self.last_entry = b""
 
     @property
-    def compiled(self) -> bool:
+    def native(self) -> bool:
         return not isinstance(self._store, _NumpyStore)
 
     @property
@@ -58,7 +58,7 @@ class BucketCache:
 
     def add(self, entries: bytes, last: int) -> None:
         """The ring's entries (format.ENTRY) of the numbers up to `last`, from any number up
-        to `self.last` on (those the cache holds already are skipped: a look sent before an
+        to `self.last` on (those the cache holds already are skipped: a sync sent before an
         earlier one was answered); those of removed articles (zeroed but for their number) are
         skipped. Each bucket keeps its entries in first-seen order, as Redis does."""
         if last < self.last:
@@ -85,11 +85,11 @@ class BucketCache:
         """The buckets' entries, as an MGET of their names would give them."""
         return [self._store.bucket(slot) for slot in slots]
 
-    def nearest(self, fingerprints: Sequence[int], search: Search) -> list[Nearest]:
+    def nearest(self, simhashes: Sequence[int], search: Search) -> list[Nearest]:
         """For each fingerprint, what nearest.nearest finds in its probed buckets (as
         nearest.gather gathers them). The expired entries it reports are then dropped from
         the copy (the script drops Redis's)."""
-        return self._store.nearest(fingerprints, search)
+        return self._store.nearest(simhashes, search)
 
 
 class _NumpyStore:
@@ -132,22 +132,20 @@ class _NumpyStore:
         blob: bytes = self._blobs[slot]
         return blob or None
 
-    def nearest(self, fingerprints: Sequence[int], search: Search) -> list[Nearest]:
-        gathered = self._read(fingerprints, max_read=search.max_read, cutoff_s=search.cutoff_s)
+    def nearest(self, simhashes: Sequence[int], search: Search) -> list[Nearest]:
+        gathered = self._read(simhashes, max_read=search.max_read, cutoff_s=search.cutoff_s)
         return nearest(
             gathered,
-            fingerprints,
-            radius=search.radius,
+            simhashes,
+            radius=search.search_radius,
             limit=search.limit,
             cutoff_s=search.cutoff_s,
         )
 
-    def _read(
-        self, fingerprints: Sequence[int], *, max_read: int, cutoff_s: int | None
-    ) -> Gathered:
-        """What nearest.gather gives for the buckets that `fingerprints` probe; the expired
+    def _read(self, simhashes: Sequence[int], *, max_read: int, cutoff_s: int | None) -> Gathered:
+        """What nearest.gather gives for the buckets that `simhashes` probe; the expired
         entries it reports are then dropped."""
-        slots = self._addresses.slots(fingerprints)
+        slots = self._addresses.slots(simhashes)
         sizes = self._sizes[slots]
         present = sizes > 0
         blobs = self._blobs[slots[present]].tolist()
@@ -157,7 +155,7 @@ class _NumpyStore:
             for i in np.flatnonzero(hot[present]).tolist():
                 blobs[i] = blobs[i][-limit:]
             sizes = np.minimum(sizes, max_read)
-        expired: list[tuple[int, ...]] = [()] * len(fingerprints)
+        expired: list[tuple[int, ...]] = [()] * len(simhashes)
         if cutoff_s is not None:
             old = present & (self._first_seen[slots] < cutoff_s)
             for row in np.flatnonzero(old.any(axis=1)).tolist():

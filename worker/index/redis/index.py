@@ -3,17 +3,17 @@ one record per id (the storage format: format.py).
 
 Checking a batch takes two steps. First the worker reads the articles' probed buckets and
 compares their entries itself (nearest.py): from its cache of the buckets (bucket_cache.py,
-kept in step by since.lua: cache_keeper.py), or with MGETs when a table is too wide to cache.
+kept in step by since.lua: cache_sync.py), or with MGETs when a table is too wide to cache.
 Then check_and_insert.lua decides the articles one after another, comparing only what was
 inserted since the read (what the call itself inserts, from the worker's list of the earlier
-articles within the radius: nearest.earlier_within), and inserts the originals: Redis runs
-one script at a time, so replicas that process near-duplicates at the same moment are
+articles within the search radius: nearest.earlier_within), and inserts the originals: Redis
+runs one script at a time, so replicas that process near-duplicates at the same moment are
 serialised, and one of them is first. With the cache, a batch's calls go out on a connection
 of their own (ordered.py) as soon as they are made, while the batch before may still be
 running: its read then predates the batch before, whose articles the worker compares with
 its own (nearest.within_earlier_calls) and the script takes from that batch's call records;
-the look that keeps the cache in step goes out behind the calls. forget.lua removes
-articles, expire.lua sweeps out expired ones.
+the sync (since.lua) that keeps the cache in step goes out behind the calls. forget.lua
+removes articles, expire.lua sweeps out expired ones.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from worker.errors import IndexReset, IndexUnavailable, LayoutMismatch, OutOfTur
 from worker.index.base import Op, Rule, duplicate_threshold
 from worker.index.redis import guard, scripts
 from worker.index.redis.addresses import BucketAddresses
-from worker.index.redis.cache_keeper import CacheKeeper
+from worker.index.redis.cache_sync import CacheSync
 from worker.index.redis.client import Client, Encoded, bulk_string, packs_encoded, translate
 from worker.index.redis.format import LAYOUT_FORMAT
 from worker.index.redis.guard import Chain
@@ -74,13 +74,13 @@ class RedisIndex:
         renew_on_match: bool = defaults.RENEW_ON_MATCH,
         redelivery_window_s: int = defaults.REDELIVERY_WINDOW_S,
         bucket_cache: bool = True,
-        compiled: bool = True,
+        native: bool = True,
         in_order: bool = True,
-        fingerprints: str | None = None,
+        fingerprint_spec: str | None = None,
         on_reset: Callable[[str], None] | None = None,
     ) -> None:
         """`layout` (default: the default settings' layout) is searched up to its own
-        threshold; candidates within `threshold` (default: the same) whose estimated Jaccard
+        search radius; candidates within `threshold` (default: the same) whose estimated Jaccard
         similarity is at least `similarity` are duplicates, and with a wider layout, more
         distant or less similar ones may be related (index.base.Rule, Kind.RELATED). Only
         the newest `max_bucket_read` entries of a bucket are read. Articles older than
@@ -89,11 +89,11 @@ class RedisIndex:
         kept `redelivery_window_s`, for a redelivery of the message that decided it (Probe
         position). With `bucket_cache`, the worker keeps the buckets in memory (BucketCache)
         when every table of the layout is at most 16 bits wide; else it reads Redis's; with
-        `compiled`, the cache is held and searched by the compiled kernel where it is
+        `native`, the cache is held and searched by the native extension where it is
         installed (bucket_cache.py); with `in_order` (and the cache, on one Redis), a batch's
-        calls are sent while the batch before runs (ordered.py). `fingerprints`
-        (Fingerprinter.spec) is recorded with the
-        layout, and a worker with other fingerprint settings is refused (None: not checked).
+        calls are sent while the batch before runs (ordered.py). `fingerprint_spec`
+        (Fingerprinter.fingerprint_spec) is recorded with the layout, and a worker with other
+        fingerprint settings is refused (None: not checked).
         When the index turns out emptied or rolled back under the worker, it says so in the
         log and to `on_reset` (with why), takes in the index as it is now, and goes on."""
         self.client = client
@@ -105,7 +105,7 @@ class RedisIndex:
         self.retention_s = retention_s
         self.renew_on_match = renew_on_match
         self.redelivery_window_s = redelivery_window_s
-        self.fingerprints = fingerprints
+        self.fingerprint_spec = fingerprint_spec
         self.on_reset = on_reset
         self.keys = NamespaceKeys(namespace)
         self.script_calls = CheckAndInsertCalls(
@@ -119,12 +119,12 @@ class RedisIndex:
         )
         self._addresses = BucketAddresses(self.keys.buckets, self.layout, bulk_string)
         self._encodes = packs_encoded(client)
-        self._kept = (
-            CacheKeeper(
+        self._cache_sync = (
+            CacheSync(
                 client,
                 self.keys,
                 self._addresses,
-                compiled=compiled,
+                native=native,
                 on_rolled_back=lambda: self._report_reset(
                     "the index lost writes that this worker had seen (a replica promoted, or "
                     "a restart that lost its last writes)"
@@ -139,7 +139,7 @@ class RedisIndex:
         self._ordered = (
             OrderedConnection(client)
             if in_order
-            and self._kept is not None
+            and self._cache_sync is not None
             and max_bucket_read > 0
             and isinstance(client, aioredis.Redis)
             else None
@@ -148,7 +148,7 @@ class RedisIndex:
         # The calls sent since the last failure, numbered (guard.py); a batch started before
         # a failure is not sent after it (OutOfTurn), so that none overtakes a failed one.
         self._chain = Chain(self.keys.chain())
-        # The calls of the batches sent whose look at the ring (after them) is not yet taken in:
+        # The calls of the batches sent whose sync (since.lua, after them) is not yet taken in:
         # what the cache may lack.
         self._in_flight: list[list[CallRecord]] = []
         self._wait_until = 0.0  # (time.monotonic()) until then, batches wait: WAIT_S
@@ -161,17 +161,17 @@ class RedisIndex:
 
     @property
     def uses_bucket_cache(self) -> bool:
-        return self._kept is not None
+        return self._cache_sync is not None
 
     @property
-    def compiled_cache(self) -> bool:
-        """Whether the bucket cache is the compiled one (bucket_cache.py)."""
-        return self._kept is not None and self._kept.cache.compiled
+    def native_cache(self) -> bool:
+        """Whether the bucket cache is the native one (bucket_cache.py)."""
+        return self._cache_sync is not None and self._cache_sync.cache.native
 
     @property
     def cached_entries(self) -> int:
         """Bucket entries in this worker's copy (0 without one)."""
-        return self._kept.cache.entries if self._kept is not None else 0
+        return self._cache_sync.cache.entries if self._cache_sync is not None else 0
 
     @property
     def description(self) -> dict[str, str]:
@@ -181,13 +181,13 @@ class RedisIndex:
             "format": LAYOUT_FORMAT,
             "layout": self.layout.family.value,
             "threshold": str(self.threshold),
-            "related_threshold": str(self.layout.threshold),
+            "related_threshold": str(self.layout.search_radius),  # (stored name)
             "duplicate_bins": str(self.rule.duplicate_bins),
             "sketch": self.rule.shape.spec(),
             "tables": self.layout.spec(),
         }
-        if self.fingerprints is not None:
-            described["fingerprints"] = self.fingerprints
+        if self.fingerprint_spec is not None:
+            described["fingerprints"] = self.fingerprint_spec  # (the meta field's stored name)
         return described
 
     async def ensure_layout(self) -> None:
@@ -205,7 +205,7 @@ class RedisIndex:
             raise translate(exc) from exc
         stored = {k.decode(): v.decode() for k, v in stored_raw.items()}
         epoch = stored.pop("epoch")
-        if self.fingerprints is None:
+        if self.fingerprint_spec is None:
             stored.pop("fingerprints", None)
         if stored != wanted:
             differ = "; ".join(
@@ -285,15 +285,15 @@ class RedisIndex:
     async def _check_in_order(
         self, probes: Sequence[Probe], chain: Chain, claims: list[tuple[str, int]]
     ) -> list[Verdict]:
-        """Read from the cache and send the calls, then the look that brings the cache up to
+        """Read from the cache and send the calls, then the sync that brings the cache up to
         them, without waiting for the batches sent before (unless none is in flight, or other
         workers insert much: then the cache is brought up first); then wait for the
         replies, in order. The calls are numbered in `chain`: Redis runs none after one of
         the chain that did not run."""
-        ordered, kept = self._ordered, self._kept
+        ordered, cache_sync = self._ordered, self._cache_sync
         assert ordered is not None
-        assert kept is not None
-        cache = kept.cache
+        assert cache_sync is not None
+        cache = cache_sync.cache
         async with self._sending:
             self._in_turn(chain)
             if self._epoch is None:
@@ -303,7 +303,7 @@ class RedisIndex:
                 await ordered.settled()
                 await self._sync()
                 self._in_turn(chain)  # (the batches before may have failed meanwhile)
-            epoch, reloads = self._epoch, kept.reloads
+            epoch, reloads = self._epoch, cache_sync.reloads
             assert epoch is not None
             in_order = InOrder(
                 cache.last,
@@ -311,7 +311,7 @@ class RedisIndex:
                 [] if fresh else [record for batch in self._in_flight for record in batch],
                 self.keys.call_record,
             )
-            reads = self._read_cache(probes, cache.last, kept.now_s)
+            reads = self._read_cache(probes, cache.last, cache_sync.now_s)
             calls = self.script_calls.calls(
                 probes, reads, epoch, lambda: guard.pack(chain, claims), in_order
             )
@@ -320,7 +320,7 @@ class RedisIndex:
                 (
                     "EVALSHA",
                     scripts.sha(Script.SINCE),
-                    *kept.since_call(epoch),
+                    *cache_sync.since_call(epoch),
                 )
             )
             records = [c.record for c in calls if c.record is not None]
@@ -330,12 +330,14 @@ class RedisIndex:
                 raise translate(exc) from exc
             self._in_flight.append(records)
         try:
-            *answers, look = await replies
+            *answers, sync_reply = await replies
         except redis.exceptions.RedisError as exc:
             raise translate(exc) from exc
         finally:
             self._in_flight.remove(records)
-        failed = [a for a in (*answers, look) if isinstance(a, redis.exceptions.ResponseError)]
+        failed = [
+            a for a in (*answers, sync_reply) if isinstance(a, redis.exceptions.ResponseError)
+        ]
         if failed:
             if any(isinstance(a, redis.exceptions.NoScriptError) for a in failed):
                 await scripts.load(self.client, Script.CHECK_AND_INSERT, Script.SINCE)
@@ -345,7 +347,7 @@ class RedisIndex:
                 self._report_reset("the index was emptied or built again (its epoch changed)")
                 await self._recover()
             raise error from failed[0]
-        await kept.take_in(look, reloads)
+        await cache_sync.take_in(sync_reply, reloads)
         verdicts = [
             self.script_calls.verdict(p, reply)
             for p, reply in zip(probes, itertools.chain.from_iterable(answers), strict=True)
@@ -373,22 +375,22 @@ class RedisIndex:
         searched = [p for p in probes if p.fingerprint is not None]
         if not searched:
             return [None] * len(probes)
-        if self._kept is not None:
+        if self._cache_sync is not None:
             snapshot, now_s = await self._sync()
             return self._read_cache(probes, snapshot, now_s)
-        fingerprints = [p.fingerprint for p in searched if p.fingerprint is not None]
-        snapshots, buckets, now_s = await self._mget(fingerprints)
+        simhashes = [p.fingerprint for p in searched if p.fingerprint is not None]
+        snapshots, buckets, now_s = await self._mget(simhashes)
         cutoff = now_s - self.retention_s if self.retention_s else None
         per = self._addresses.per_fingerprint
         gathered = gather(
-            [buckets[i * per : (i + 1) * per] for i in range(len(fingerprints))],
+            [buckets[i * per : (i + 1) * per] for i in range(len(simhashes))],
             max_read=self.max_bucket_read,
             cutoff_s=cutoff,
         )
         found = nearest(
             gathered,
-            fingerprints,
-            radius=self.rule.radius,
+            simhashes,
+            radius=self.rule.search_radius,
             limit=self.rule.max_candidates,
             cutoff_s=cutoff,
         )
@@ -399,12 +401,14 @@ class RedisIndex:
     ) -> list[BucketRead | None]:
         """read_buckets from the cache as it is (`snapshot`: its last number; `now_s`: Redis's
         clock when it was brought up to it)."""
-        assert self._kept is not None
-        fingerprints = [p.fingerprint for p in probes if p.fingerprint is not None]
+        assert self._cache_sync is not None
+        simhashes = [p.fingerprint for p in probes if p.fingerprint is not None]
         cutoff = now_s - self.retention_s if self.retention_s else None
-        search = Search(self.rule.radius, self.rule.max_candidates, self.max_bucket_read, cutoff)
-        found = self._kept.cache.nearest(fingerprints, search) if fingerprints else []
-        return self._reads(probes, [snapshot] * len(fingerprints), found, cached=True)
+        search = Search(
+            self.rule.search_radius, self.rule.max_candidates, self.max_bucket_read, cutoff
+        )
+        found = self._cache_sync.cache.nearest(simhashes, search) if simhashes else []
+        return self._reads(probes, [snapshot] * len(simhashes), found, cached=True)
 
     def _reads(
         self,
@@ -413,11 +417,11 @@ class RedisIndex:
         found: Sequence[Nearest],
         cached: bool,
     ) -> list[BucketRead | None]:
-        fingerprints = [p.fingerprint for p in probes if p.fingerprint is not None]
+        simhashes = [p.fingerprint for p in probes if p.fingerprint is not None]
         reads = iter(
             [
                 None if cached and one.hot else BucketRead(snapshot, one, self._expired(fp, one))
-                for snapshot, fp, one in zip(snapshots, fingerprints, found, strict=True)
+                for snapshot, fp, one in zip(snapshots, simhashes, found, strict=True)
             ]
         )
         return [next(reads) if p.fingerprint is not None else None for p in probes]
@@ -447,37 +451,37 @@ class RedisIndex:
     async def refresh(self) -> None:
         """Bring the bucket cache up to the index now rather than at the next check (a worker
         does at start, so that its first batch does not pay for loading it)."""
-        if self._kept is not None:
+        if self._cache_sync is not None:
             await self._sync()
 
     async def _sync(self) -> tuple[int, int]:
         """Bring the cache up to the index's counter (what the ring holds since the cache's
         last entry, or a reload); returns that counter and Redis's time (unix s)."""
-        kept = self._kept
-        assert kept is not None
-        reloads = kept.reloads
-        [reply] = await self._run(Script.SINCE, lambda epoch: [kept.since_call(epoch)])
-        await kept.take_in(reply, reloads)
-        return kept.cache.last, kept.now_s
+        cache_sync = self._cache_sync
+        assert cache_sync is not None
+        reloads = cache_sync.reloads
+        [reply] = await self._run(Script.SINCE, lambda epoch: [cache_sync.since_call(epoch)])
+        await cache_sync.take_in(reply, reloads)
+        return cache_sync.cache.last, cache_sync.now_s
 
-    async def _mget(self, fingerprints: list[int]) -> tuple[list[int], list[bytes | None], int]:
+    async def _mget(self, simhashes: list[int]) -> tuple[list[int], list[bytes | None], int]:
         """Without a cache: each fingerprint's snapshot, and the values of its probed buckets
         (`per_fingerprint` each, one fingerprint after another), read with one MGET per group
         of fingerprints; each MGET also reads the counter: the snapshot of its group. Then
         Redis's time (unix s)."""
         per = self._addresses.per_fingerprint
         group = max(1, MGET_KEYS // per)
-        starts = range(0, len(fingerprints), group)
+        starts = range(0, len(simhashes), group)
         groups: list[list[Any]]
         if self._encodes:  # each MGET's bucket names in one encoded piece
             groups = [
-                [Encoded(joined, per * min(group, len(fingerprints) - start))]
+                [Encoded(joined, per * min(group, len(simhashes) - start))]
                 for joined, start in zip(
-                    self._addresses.joined(fingerprints, group), starts, strict=True
+                    self._addresses.joined(simhashes, group), starts, strict=True
                 )
             ]
         else:
-            every = self._addresses.names(fingerprints)
+            every = self._addresses.names(simhashes)
             groups = [every[start * per : (start + group) * per] for start in starts]
         try:
             async with self.client.pipeline(transaction=False) as pipe:
@@ -488,7 +492,7 @@ class RedisIndex:
                 *replies, (now_s, _) = await pipe.execute()
         except redis.exceptions.RedisError as exc:
             raise translate(exc) from exc
-        snapshots = [int(replies[i // group][0] or 0) for i in range(len(fingerprints))]
+        snapshots = [int(replies[i // group][0] or 0) for i in range(len(simhashes))]
         return snapshots, [value for reply in replies for value in reply[1:]], int(now_s)
 
     def _expired(self, fingerprint: int, found: Nearest) -> list[str]:
@@ -549,8 +553,8 @@ class RedisIndex:
         and its buckets."""
         self._epoch = None
         await self.ensure_layout()
-        if self._kept is not None:
-            await self._kept.reload()
+        if self._cache_sync is not None:
+            await self._cache_sync.reload()
 
     def _report_reset(self, why: str) -> None:
         log.warning(

@@ -30,10 +30,10 @@ class Gathered:
 @dataclass(frozen=True)
 class Search:
     """A search of the buckets (BucketCache.nearest): the `limit` nearest entries within
-    `radius` bits, of the newest `max_read` entries of each bucket, none first seen before
-    `cutoff_s` (None: none expire)."""
+    `search_radius` bits, of the newest `max_read` entries of each bucket, none first seen
+    before `cutoff_s` (None: none expire)."""
 
-    radius: int
+    search_radius: int
     limit: int
     max_read: int
     cutoff_s: int | None = None
@@ -41,7 +41,7 @@ class Search:
 
 @dataclass(frozen=True)
 class Nearest:
-    entries: bytes  # the nearest entries within the radius, nearest first (b"": none)
+    entries: bytes  # the nearest entries within the search radius, nearest first (b"": none)
     candidates: int  # entries compared (expired ones not counted)
     hot: int  # buckets with more entries than were read
     # Buckets led by expired entries, as places among the probes.
@@ -82,7 +82,7 @@ def gather(
 
 def nearest(
     gathered: Gathered,
-    fingerprints: Sequence[int],
+    simhashes: Sequence[int],
     *,
     radius: int,
     limit: int,
@@ -92,11 +92,11 @@ def nearest(
     nearest first (between equals, the first seen: the lowest sequence number), each once
     (tables share entries). Entries first seen before `cutoff_s` do not count. One numpy
     pass."""
-    n = len(fingerprints)
+    n = len(simhashes)
     data = gathered.data
     entries = np.frombuffer(data, dtype=ENTRY)
     owner = np.repeat(np.arange(n), gathered.counts)
-    own = np.array(fingerprints, dtype=np.uint64)
+    own = np.array(simhashes, dtype=np.uint64)
     distances = np.bitwise_count(entries["fingerprint"] ^ own[owner])
     candidates = np.array(gathered.counts)
     near = np.flatnonzero(distances <= radius)  # few: filter them further one by one
@@ -133,15 +133,15 @@ class BucketRead:
     expired: list[str]  # the names of the buckets read that start with expired entries
 
 
-def earlier_within(fingerprints: Sequence[int | None], radius: int) -> list[bytes]:
+def earlier_within(simhashes: Sequence[int | None], radius: int) -> list[bytes]:
     """For each fingerprint of a script call, the places (1-based, 2 bytes big-endian each) of
     the earlier ones within `radius` bits: the script takes what the call itself inserted from
     these lists instead of comparing every article with every entry the call wrote."""
-    out = [b""] * len(fingerprints)
-    places = [i for i, fp in enumerate(fingerprints) if fp is not None]
+    out = [b""] * len(simhashes)
+    places = [i for i, fp in enumerate(simhashes) if fp is not None]
     if len(places) < 2:
         return out
-    fps = np.array([fingerprints[i] for i in places], dtype=np.uint64)
+    fps = np.array([simhashes[i] for i in places], dtype=np.uint64)
     close = np.tril(np.bitwise_count(fps[:, None] ^ fps[None, :]) <= radius, -1)
     rows, cols = np.nonzero(close)  # (row-major: each row's earlier places in order)
     for row, col in zip(rows.tolist(), cols.tolist(), strict=True):
@@ -150,17 +150,17 @@ def earlier_within(fingerprints: Sequence[int | None], radius: int) -> list[byte
 
 
 def within_earlier_calls(
-    fingerprints: Sequence[int | None], earlier: Sequence[int | None], radius: int
+    simhashes: Sequence[int | None], earlier: Sequence[int | None], radius: int
 ) -> list[bytes]:
     """For each fingerprint, the places (1-based, 4 bytes big-endian each) of the `earlier`
     ones (of the calls sent before, check_and_insert.lua's earlier calls) within `radius`
     bits."""
-    out = [b""] * len(fingerprints)
-    mine = [i for i, fp in enumerate(fingerprints) if fp is not None]
+    out = [b""] * len(simhashes)
+    mine = [i for i, fp in enumerate(simhashes) if fp is not None]
     theirs = [i for i, fp in enumerate(earlier) if fp is not None]
     if not mine or not theirs:
         return out
-    a = np.array([fingerprints[i] for i in mine], dtype=np.uint64)
+    a = np.array([simhashes[i] for i in mine], dtype=np.uint64)
     b = np.array([earlier[i] for i in theirs], dtype=np.uint64)
     rows, cols = np.nonzero(np.bitwise_count(a[:, None] ^ b[None, :]) <= radius)
     for row, col in zip(rows.tolist(), cols.tolist(), strict=True):

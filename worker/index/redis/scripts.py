@@ -103,11 +103,11 @@ def with_keys(keys: Sequence[str], argv: Sequence[Any]) -> list[Any]:
 class CallRecord:
     """A check-and-insert call that leaves a record (check_and_insert.lua, ARGV[b]) under
     `key`: a call sent after it, whose read predates it, takes its articles from the record
-    (those within the radius: the worker finds them among `fingerprints`, its articles')
-    rather than comparing its ring entries in the script."""
+    (those within the search radius: the worker finds them among `simhashes`, its articles'
+    SimHashes) rather than comparing its ring entries in the script."""
 
     key: str
-    fingerprints: list[int | None]
+    simhashes: list[int | None]
 
 
 @dataclass(frozen=True)
@@ -147,14 +147,14 @@ class CheckAndInsertCalls:
         self.layout = layout
         self.rule = rule
         self._reads_buckets = max_bucket_read > 0
-        shape = [(t.width, t.radius, _first_half(t)) for t in layout.tables]
+        shape = [(t.width, t.probe_radius, _first_half(t)) for t in layout.tables]
         # The shared arguments, before and after the index's epoch (which changes when the
         # index is emptied under the worker).
         self._before_epoch = with_keys(
             [*keys.shared, keys.seq],
             [
                 rule.threshold,
-                rule.radius,
+                rule.search_radius,
                 max_bucket_read,
                 keys.buckets,
                 retention_s,
@@ -167,7 +167,7 @@ class CheckAndInsertCalls:
         self._after_guard = [
             keys.gone,
             redelivery_window_s,
-            int(layout.reaches_all(rule.radius)),
+            int(layout.reaches_all(rule.search_radius)),
             len(shape),
             *itertools.chain.from_iterable(shape),
         ]
@@ -189,12 +189,12 @@ class CheckAndInsertCalls:
         if in_order is not None:
             in_flight = [in_order.snapshot_entry, in_order.snapshot, len(in_order.earlier)]
             for earlier_call in in_order.earlier:
-                in_flight += [earlier_call.key, len(earlier_call.fingerprints)]
-                before += earlier_call.fingerprints
+                in_flight += [earlier_call.key, len(earlier_call.simhashes)]
+                before += earlier_call.simhashes
         for start, stop in self._groups(probes, reads):
             group = probes[start:stop]
-            fingerprints = [p.fingerprint for p in group]
-            record = None if in_order is None else CallRecord(in_order.record_key(), fingerprints)
+            simhashes = [p.fingerprint for p in group]
+            record = None if in_order is None else CallRecord(in_order.record_key(), simhashes)
             call = [
                 *self._before_epoch,
                 epoch,
@@ -203,8 +203,8 @@ class CheckAndInsertCalls:
                 record.key if record is not None else b"",
                 *in_flight,
             ]
-            earlier = earlier_within(fingerprints, self.rule.radius)
-            among = within_earlier_calls(fingerprints, before, self.rule.radius)
+            earlier = earlier_within(simhashes, self.rule.search_radius)
+            among = within_earlier_calls(simhashes, before, self.rule.search_radius)
             for probe, read, close, close_before in zip(
                 group, reads[start:stop], earlier, among, strict=True
             ):

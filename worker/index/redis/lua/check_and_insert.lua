@@ -11,8 +11,8 @@
 -- KEYS[6]   sequence counter
 -- Shared by the group:
 -- ARGV[1]   threshold k (bits): candidates within it may be duplicates
--- ARGV[2]   related threshold r >= k: candidates within it may be related (the tables are
---           laid out for r)
+-- ARGV[2]   the search radius, `radius` >= k (the related threshold, if any): candidates
+--           within it may be related (the tables are laid out for it)
 -- ARGV[3]   the most entries read from one bucket (the newest); bounds the script's time.
 --           0 reads nothing, so every new fingerprint is indexed (bulk loading)
 -- ARGV[4]   bucket key prefix: a bucket's key is prefix .. table number .. ':' .. key in hex
@@ -24,8 +24,9 @@
 -- ARGV[11]  the guard: the call's chain and claims (lib.lua, parse_guard); "": none
 -- ARGV[12]  the key prefix of records kept after a deletion or an update, ARGV[13] for how
 --           many seconds (lib.lua, keep_gone)
--- ARGV[14]  1: the tables bring every pair within r together (an exact layout), so whether an
---           article's probes reach a candidate is not asked; 0: asked (sampled tables)
+-- ARGV[14]  1: the tables bring every pair within radius together (an exact layout), so
+--           whether an article's probes reach a candidate is not asked; 0: asked (sampled
+--           tables)
 -- ARGV[15]  T, the number of tables; then per table: its width in bits, its probe radius, and
 --           which half of a candidate to compare first (0: bytes 1-4; 4: bytes 5-8): the half
 --           its key covers least, which rejects most candidates soonest
@@ -45,8 +46,8 @@
 --   (12 bytes: NO_POSITION outside a stream);
 --   snapshot: the sequence counter as the caller read it together with the buckets this
 --   article probes ("": the caller read nothing, the buckets are searched here);
---   the caller's nearest entries within r in that read, at most ARGV[8], nearest first, one
---   after another; the earlier articles of this call within r of it (their places in the
+--   the caller's nearest entries within radius in that read, at most ARGV[8], nearest first, one
+--   after another; the earlier articles of this call within radius of it (their places in the
 --   call, 1-based, 2 bytes each); those of the earlier calls (their numbers, 4 bytes each);
 --   entries it compared; buckets it read only in part; n: how
 --   many of the buckets it read start with expired entries (to cut them), then their n keys;
@@ -62,7 +63,7 @@
 -- counter and the buckets agree), which takes that work off Redis's one thread; what was
 -- inserted since has a higher sequence number and sits in the recent ring, and is added here
 -- (search_since): what other calls inserted, by comparing the ring's entries; what this call
--- inserted, from the caller's list of the earlier articles within r (the caller compares
+-- inserted, from the caller's list of the earlier articles within radius (the caller compares
 -- them far faster than Lua), and the entries it renewed; the same for the earlier calls whose
 -- records the caller names (sent before this one's replies were read, so the read predates
 -- them): their numbers are left out of the ring, and the entries of the articles the caller
@@ -80,7 +81,7 @@
 --         seen_at_ms, replayed, candidates compared, buckets read only in part, replaced,
 --         sketch bins agreeing, the first article of its cluster}
 
-local k, r, max_read = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local k, radius, max_read = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local prefix, retention = ARGV[4], tonumber(ARGV[5])
 local duplicate_bins, related_bins = tonumber(ARGV[6]), tonumber(ARGV[7])
 local max_candidates, renewing = tonumber(ARGV[8]), ARGV[9] == '1'
@@ -106,26 +107,26 @@ local BITS_SET = {[0] = 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 1, 2, 2,
   5, 5, 6, 5, 6, 6, 7, 3, 4, 4, 5, 4, 5, 5, 6, 4, 5, 5, 6, 5, 6, 6, 7, 4, 5, 5, 6, 5, 6, 6, 7, 5,
   6, 6, 7, 6, 7, 7, 8}
 
--- The tables: width, radius, which half first, and the prefix of their bucket keys.
+-- The tables: width, probe radius, which half first, and the prefix of their bucket keys.
 local tables = {}
 local reaches_all = ARGV[14] == '1'
 for i = 16, 15 + 3 * tonumber(ARGV[15]), 3 do
   local width = tonumber(ARGV[i])
-  tables[#tables + 1] = {width = width, radius = tonumber(ARGV[i + 1]),
+  tables[#tables + 1] = {width = width, probe_radius = tonumber(ARGV[i + 1]),
                          hex = math.ceil(width / 4), half = tonumber(ARGV[i + 2]),
                          prefix = prefix .. (#tables) .. ':'}
 end
 local function bucket(t, value) return t.prefix .. bit.tohex(value, t.hex) end
 
--- The ring's entries within r of an article are found by blocks when there are many: each
--- 32-bit half of a fingerprint is cut into the same number of blocks, 2 * #BLOCKS > r, so that
--- two fingerprints within r bits have a block within one bit of the other's (else they
+-- The ring's entries within radius of an article are found by blocks when there are many: each
+-- 32-bit half of a fingerprint is cut into the same number of blocks, 2 * #BLOCKS > radius, so
+-- that two fingerprints within radius bits have a block within one bit of the other's (else they
 -- would differ in two bits or more in every block). An article then looks up its blocks and
 -- their one-bit neighbours, ~70 lookups, rather than comparing every entry: exactly the
--- entries within r, and some others, which are then compared.
+-- entries within radius, and some others, which are then compared.
 local BLOCKS = {}
 do
-  local per_half = math.ceil((math.floor(r / 2) + 1) / 2)
+  local per_half = math.ceil((math.floor(radius / 2) + 1) / 2)
   for half = 1, 2 do
     local left = 32
     for i = per_half, 1, -1 do
@@ -348,7 +349,8 @@ local function agreeing(a, b)
   return n
 end
 
--- The entry at blob[at], a candidate if within r and not expired (each sequence number once).
+-- The entry at blob[at], a candidate if within radius and not expired (each sequence number
+-- once).
 -- The caller judged expiry a moment earlier: an entry of its list that has expired since is
 -- noted (list.dropped), as one beyond its list might then count.
 local function add_candidate(art, list, blob, at, from_caller)
@@ -359,13 +361,13 @@ local function add_candidate(art, list, blob, at, from_caller)
     return
   end
   local d = distance(art.f, blob, at)
-  if d > r then return end
+  if d > radius then return end
   list.seqs[seq] = true
   list[#list + 1] = {d = d, seq = seq, fp = string.sub(blob, at, at + 7),
                      from_caller = from_caller}
 end
 
--- Every bucket key within table t's radius of `key`, appended to `out`; owners[i]: the
+-- Every bucket key within table t's probe radius of `key`, appended to `out`; owners[i]: the
 -- table of out[i].
 local function probe_keys(t, key, out, owners)
   local function add(value)
@@ -380,12 +382,12 @@ local function probe_keys(t, key, out, owners)
       if left > 1 then flip(x, b + 1, left - 1) end
     end
   end
-  if t.radius > 0 then flip(key, 0, t.radius) end
+  if t.probe_radius > 0 then flip(key, 0, t.probe_radius) end
 end
 
--- Would the article's probes have led to this fingerprint (8 bytes)? Always within r for an
+-- Would the article's probes have led to this fingerprint (8 bytes)? Always within radius for an
 -- exact layout (not asked: the first time, it builds every probed key's name); for sampled
--- tables, not always. Asked only of entries within r.
+-- tables, not always. Asked only of entries within radius.
 local function reachable(art, other)
   if reaches_all then return true end
   if not art.probed then
@@ -404,7 +406,7 @@ end
 -- still indexed (a caller's cache may hold entries removed since, or from before the index
 -- was emptied, whose sequence numbers may have been given out again) are compared by their
 -- sketches: first a duplicate (within k, enough bins agreeing), the most similar, then the
--- nearest, then the first seen; else a related one (within r, fewer bins) the same way.
+-- nearest, then the first seen; else a related one (within radius, fewer bins) the same way.
 -- Returns it (or nil), and whether the caller's list held an entry no longer indexed.
 local function judge(art, list)
   table.sort(list, function(x, y) return x.d < y.d or (x.d == y.d and x.seq < y.seq) end)
@@ -432,7 +434,7 @@ local function judge(art, list)
         and owner ~= art.id then
       local n = agreeing(art.sketch, rec_sketch(record))
       local near = c.d <= k and n >= duplicate_bins
-      if near or (r > k and n >= related_bins) then
+      if near or (radius > k and n >= related_bins) then
         local key = {near and 0 or 1, -n, c.d, c.seq}
         local better = not best_key
         if not better then
@@ -491,7 +493,7 @@ local function search_since(art, since)
   end
   local blob = ring.blob
   local function compare(at)
-    if distance(art.f, blob, at) <= r and reachable(art, string.sub(blob, at, at + 7))
+    if distance(art.f, blob, at) <= radius and reachable(art, string.sub(blob, at, at + 7))
         and still_in_ring(blob, at) then
       add_candidate(art, list, blob, at, false)
     end
@@ -528,17 +530,17 @@ local function search_since(art, since)
       local b2 = x % 256
       x = (x - b2) / 256
       local b3 = x % 256
-      if BITS_SET[b1] + BITS_SET[b2] + BITS_SET[b3] + BITS_SET[(x - b3) / 256] <= r then
+      if BITS_SET[b1] + BITS_SET[b2] + BITS_SET[b3] + BITS_SET[(x - b3) / 256] <= radius then
         compare(ring[n + 1])
       end
     end
   end
   local seen = #ring / 2
-  -- This call's own entries (later calls find them in the ring): those within r, unless
+  -- This call's own entries (later calls find them in the ring): those within radius, unless
   -- removed or renewed since they were written.
   local function add_own(entry)
     seen = seen + 1
-    if distance(art.f, entry, 1) <= r and reachable(art, string.sub(entry, 1, 8))
+    if distance(art.f, entry, 1) <= radius and reachable(art, string.sub(entry, 1, 8))
         and still_in_ring(entry, 1) then
       add_candidate(art, list, entry, 1, false)
     end
@@ -587,7 +589,7 @@ local function search_buckets(art)
         for at = start * ENTRY + 1, #blob, ENTRY do
           local a, b, c, e = byte(blob, at + h, at + h + 3)
           if BITS_SET[bxor(a, p1)] + BITS_SET[bxor(b, p2)] + BITS_SET[bxor(c, p3)]
-              + BITS_SET[bxor(e, p4)] <= r then
+              + BITS_SET[bxor(e, p4)] <= radius then
             add_candidate(art, list, blob, at, false)
           end
         end
@@ -636,7 +638,7 @@ local function exact_match(art)
   return exact_id, original
 end
 
--- The best earlier match within r, or nil.
+-- The best earlier match within radius, or nil.
 local function near_match(art)
   if art.snapshot ~= '' and snapshots_hold then
     local best = search_since(art, tonumber(art.snapshot))

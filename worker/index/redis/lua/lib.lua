@@ -114,7 +114,7 @@ end
 
 -- The bucket of `fp` in every table, from the layout's table spec as stored in the index's
 -- meta record (worker/layout/tables.py, Table.spec): tables separated by spaces, each runs of
--- bit positions ("63-48" or "5") joined by "." and then "/radius".
+-- bit positions ("63-48" or "5") joined by "." and then "/" and the probe radius.
 local function bucket_keys_of(spec, fp, prefix)
   local found = {}
   for runs in string.gmatch(spec, '([^ /]+)/%d+') do

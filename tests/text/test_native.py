@@ -1,7 +1,7 @@
-"""The compiled kernel (native/) gives every fingerprint the numpy path gives: the same
+"""The native extension (native/) gives every fingerprint the numpy path gives: the same
 content hashes, lengths, search fingerprints and sketches, on real text of every kind the
-tests have and on random text of every script, at several settings. Skipped where the kernel
-is not installed, unless DEDUP_REQUIRE_COMPILED is set (tests/support/compiled.py)."""
+tests have and on random text of every script, at several settings. Skipped where the extension
+is not installed, unless DEDUP_REQUIRE_NATIVE is set (tests/support/native.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from evaluation.corpora import email_messages, lee_news, news_articles, peoples_daily
-from tests.support.compiled import require_compiled
+from tests.support.native import require_native
 from tests.support.texts import PRODUCT_PAGE, PROMOTION, RECIPE
 from tests.text.test_fast_units import LATIN, MIXED, _random_texts
 from tests.text.test_features import SCRIPTS
@@ -21,8 +21,8 @@ from worker.text.sketch import SketchShape
 
 
 @pytest.fixture(autouse=True)
-def _compiled() -> None:
-    require_compiled()
+def _native() -> None:
+    require_native()
 
 
 EDGES = [
@@ -85,17 +85,19 @@ SETTINGS: dict[str, dict[str, Any]] = {
 
 @pytest.mark.parametrize("settings", list(SETTINGS))
 @pytest.mark.parametrize("corpus", CORPORA)
-def test_the_compiled_kernel_gives_the_numpy_paths_fingerprints(settings: str, corpus: str) -> None:
-    compiled = Fingerprinter(**SETTINGS[settings])
-    reference = Fingerprinter(compiled=False, **SETTINGS[settings])
-    assert compiled.compiled
-    assert not reference.compiled
+def test_the_native_extension_gives_the_numpy_paths_fingerprints(
+    settings: str, corpus: str
+) -> None:
+    native = Fingerprinter(**SETTINGS[settings])
+    reference = Fingerprinter(native=False, **SETTINGS[settings])
+    assert native.native
+    assert not reference.native
     texts = _texts()[corpus]
-    got, expected = _fingerprints(compiled, texts), _fingerprints(reference, texts)
+    got, expected = _fingerprints(native, texts), _fingerprints(reference, texts)
     assert any(f.search is not None for f in expected)
     assert got == expected
 
 
 def test_settings_it_does_not_cover_use_the_numpy_path() -> None:
-    assert not Fingerprinter(tf_damping="log").compiled
-    assert not Fingerprinter(chinese="jieba").compiled
+    assert not Fingerprinter(tf_damping="log").native
+    assert not Fingerprinter(chinese="jieba").native

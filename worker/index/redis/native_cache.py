@@ -1,4 +1,4 @@
-"""The bucket cache's compiled store (worker.native): the entries of every bucket held in Rust,
+"""The bucket cache's native store (worker.native): the entries of every bucket held in Rust,
 and each fingerprint's nearest entries searched there in one pass per batch, with the results
 of the numpy store (bucket_cache.py) and of nearest.nearest, entry for entry, without a Python
 object per bucket (docs/performance.md)."""
@@ -12,18 +12,18 @@ import numpy as np
 
 from worker.index.redis.addresses import BucketAddresses
 from worker.index.redis.nearest import Nearest, Search
-from worker.native import kernels
+from worker.native import native_module
 
 
-def compiled_store(addresses: BucketAddresses) -> CompiledStore | None:
-    """The compiled store for these addresses, or None when it is not installed."""
-    native = kernels()
+def native_store(addresses: BucketAddresses) -> NativeStore | None:
+    """The native store for these addresses, or None when it is not installed."""
+    native = native_module()
     if native is None or addresses.slot_count is None:
         return None
-    return CompiledStore(native.Buckets(addresses.slot_count, addresses.numbering()))
+    return NativeStore(native.Buckets(addresses.slot_count, addresses.numbering()))
 
 
-class CompiledStore:
+class NativeStore:
     def __init__(self, buckets: Any) -> None:
         self._buckets = buckets  # dedup_native.Buckets, which numbers the buckets as addresses
 
@@ -42,10 +42,10 @@ class CompiledStore:
         blob: bytes | None = self._buckets.bucket(slot)
         return blob
 
-    def nearest(self, fingerprints: Sequence[int], search: Search) -> list[Nearest]:
+    def nearest(self, simhashes: Sequence[int], search: Search) -> list[Nearest]:
         rows = self._buckets.nearest(
-            list(fingerprints),
-            search.radius,
+            list(simhashes),
+            search.search_radius,
             search.limit,
             search.max_read,
             search.cutoff_s,

@@ -18,34 +18,34 @@ from worker.index.redis.format import RING_CHECK, ring_offset
 from worker.index.redis.keys import NamespaceKeys
 
 
-class CacheKeeper:
+class CacheSync:
     def __init__(
         self,
         client: Client,
         keys: NamespaceKeys,
         addresses: BucketAddresses,
         *,
-        compiled: bool,
+        native: bool,
         on_rolled_back: Callable[[], None],
     ) -> None:
-        """`on_rolled_back` is told when a look finds that the index lost writes the cache
+        """`on_rolled_back` is told when a sync finds that the index lost writes the cache
         had seen (before the cache reloads)."""
-        self.cache = BucketCache(addresses, compiled=compiled)
+        self.cache = BucketCache(addresses, native=native)
         self.client, self.keys = client, keys
         self.on_rolled_back = on_rolled_back
         whole_table = addresses.whole_table()  # what a reload reads
         assert whole_table is not None  # (BucketCache takes only tables narrow enough)
         self.whole_table = whole_table
-        self.now_s = 0  # Redis's clock (unix s) at the last look
-        # Reloads so far: a look sent before the last reload is of the cache before it.
+        self.now_s = 0  # Redis's clock (unix s) at the last sync
+        # Reloads so far: a sync sent before the last reload is of the cache before it.
         self.reloads = 0
 
     def since_call(self, epoch: str) -> list[Any]:
-        """since.lua's arguments: a look from the cache's last entry on."""
+        """since.lua's arguments: a sync from the cache's last entry on."""
         return scripts.since_call(self.keys, epoch, self.cache.last, self.cache.last_entry)
 
     async def take_in(self, reply: list[Any], reloads: int) -> None:
-        """since.lua's reply into the cache (a look sent before the cache last reloaded, at
+        """since.lua's reply into the cache (a sync sent before the cache last reloaded, at
         `reloads`, is not acted on)."""
         if reloads != self.reloads:
             return
@@ -70,5 +70,5 @@ class CacheKeeper:
             raise translate(exc) from exc
         assert isinstance(entry, bytes)  # (the client does not decode)
         if last == 0 or entry[8:RING_CHECK] != last.to_bytes(4):
-            entry = b""  # (moved on already: the next look finds more, or reloads)
+            entry = b""  # (moved on already: the next sync finds more, or reloads)
         self.cache.reset(b"".join(filter(None, values[1:])), last, entry)

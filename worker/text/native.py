@@ -1,4 +1,4 @@
-"""The compiled fingerprint kernel (worker.native): from texts folded by
+"""The native fingerprinter (worker.native): from texts folded by
 normalize.folded_utf8 to their content hashes, units, search fingerprints and sketches,
 identical to what the numpy path computes (fast_units.py, then Fingerprinter._fingerprints)
 in a fraction of its CPU (docs/performance.md). Without it, or for settings it does not
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from worker.native import kernels
+from worker.native import native_module
 from worker.text.features import CHARACTER_RANGES
 from worker.text.idf import IdfTable
 from worker.text.sketch import SketchShape
@@ -18,19 +18,21 @@ from worker.text.sketch import SketchShape
 Row = tuple[bytes, int, int, int | None, bytes | None]
 
 
-class Kernel(Protocol):
+class NativeFingerprinter(Protocol):
     def many(self, texts: list[bytes]) -> list[Row]: ...
 
 
-def kernel(idf: IdfTable, shingle_size: int, shape: SketchShape, tf_damping: str) -> Kernel | None:
-    """The compiled kernel for these settings, or None when the package is not installed or
+def native_fingerprinter(
+    idf: IdfTable, shingle_size: int, shape: SketchShape, tf_damping: str
+) -> NativeFingerprinter | None:
+    """The native fingerprinter for these settings, or None when the package is not installed or
     does not cover them (tf damped by "log", whose logarithm numpy and Rust may round
     apart)."""
-    native = kernels()
+    native = native_module()
     if native is None or tf_damping not in ("sqrt", "linear"):
         return None
     hashes, weights = idf.hashed()
-    found: Kernel = native.Kernel(
+    found: NativeFingerprinter = native.Kernel(
         hashes,
         weights,
         idf.cap,
