@@ -73,9 +73,14 @@ def _kafka_container() -> Iterator[str]:
         "KAFKA_PROCESS_ROLES": "broker,controller",
         "KAFKA_CONTROLLER_QUORUM_VOTERS": "1@localhost:9093",
         "KAFKA_CONTROLLER_LISTENER_NAMES": "CONTROLLER",
-        "KAFKA_LISTENERS": "PLAINTEXT://:9092,CONTROLLER://:9093",
-        "KAFKA_ADVERTISED_LISTENERS": f"PLAINTEXT://127.0.0.1:{port}",
-        "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        # The broker reaches itself (the transaction coordinator does) on a listener of its
+        # own: the host's port that the clients' listener is published on is not its port.
+        "KAFKA_LISTENERS": "PLAINTEXT://:9092,CONTROLLER://:9093,BROKER://:19092",
+        "KAFKA_ADVERTISED_LISTENERS": f"PLAINTEXT://127.0.0.1:{port},BROKER://localhost:19092",
+        "KAFKA_INTER_BROKER_LISTENER_NAME": "BROKER",
+        "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": (
+            "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,BROKER:PLAINTEXT"
+        ),
         "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR": "1",
         "KAFKA_OFFSETS_TOPIC_NUM_PARTITIONS": "1",
         "KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR": "1",
