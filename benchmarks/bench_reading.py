@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from evaluation.corpora import email_messages, git_pages, lee_news, postgres_pages
-from tests.pipeline.test_hostile import ATTACKS
+from tests.support.attacks import ATTACKS
 from worker import wiring
 from worker.model import Format
 from worker.pipeline.isolated import IsolatedReader

@@ -13,13 +13,12 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 import redis
-from aiokafka.admin import AIOKafkaAdminClient
 
 from benchmarks import cpu_quota
 from benchmarks.bench_end_to_end import Latency, context_switches, formed_rate
 from benchmarks.redis_state import aof_rewrites, script_stats
 from tests.support import ROOT
-from tests.support.tenant import assignment_times
+from tests.support.tenant import assignment_times, topics
 from worker import defaults
 
 
@@ -33,18 +32,6 @@ def run(module: str, *args: str) -> str:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
-
-
-def topics(kafka: str) -> set[str]:
-    async def listed() -> set[str]:
-        admin = AIOKafkaAdminClient(bootstrap_servers=kafka)
-        await admin.start()
-        try:
-            return set(await admin.list_topics())
-        finally:
-            await admin.close()
-
-    return asyncio.run(listed())
 
 
 def left_behind(kafka: str, before: set[str]) -> set[str]:

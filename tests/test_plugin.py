@@ -7,14 +7,14 @@ import time
 import pytest
 
 from tests.support import ROOT
-from tests.test_benchmarks import topics
+from tests.support.tenant import topics
 
 pytest_plugins = ["pytester"]
 
 INNER = """
 from pathlib import Path
 
-from tests.test_benchmarks import topics
+from tests.support.tenant import topics
 
 
 def test_a_worker_on_a_tenant(tenant, start_worker, kafka_bootstrap):

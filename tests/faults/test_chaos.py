@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.faults.test_index_loss import flush, total
-from tests.support.checks import assert_guarantees, covers
+from tests.support.checks import assert_guarantees, covers, flush, total
 from tests.support.corpus import make_articles
 from tests.support.factories import keyed
 from tests.support.services import PrivateServices

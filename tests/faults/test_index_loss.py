@@ -15,13 +15,12 @@ from pathlib import Path
 
 import redis
 
-from tests.support.checks import assert_guarantees, covers
+from tests.support.checks import assert_guarantees, covers, flush, total
 from tests.support.corpus import make_articles
 from tests.support.factories import keyed
 from tests.support.proxy import proxy
 from tests.support.services import PrivateServices, free_port
 from tests.support.tenant import (
-    Outputs,
     Tenant,
     WorkerProcess,
     collect_until,
@@ -29,21 +28,6 @@ from tests.support.tenant import (
     start_group,
 )
 from worker.pipeline.outputs import iso_time
-
-
-def total(out: Outputs) -> int:
-    return sum(map(len, out.values()))
-
-
-def flush(url: str) -> str:
-    """Empty the index; returns the moment it happened, by Redis's clock."""
-    client = redis.Redis.from_url(url)
-    pipe = client.pipeline(transaction=True)  # (nothing runs between the two)
-    pipe.time()
-    pipe.flushdb()
-    (seconds, micros), _ = pipe.execute()
-    client.close()
-    return iso_time(seconds * 1000 + micros // 1000)
 
 
 def now() -> str:

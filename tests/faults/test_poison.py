@@ -13,7 +13,7 @@ import redis
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
-from tests.pipeline.test_hostile import ATTACKS
+from tests.support.attacks import ATTACKS
 from tests.support.checks import assert_guarantees, covers
 from tests.support.corpus import make_articles
 from tests.support.factories import article, keyed

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
 from functools import cache
 
 import pytest
 
+from tests.support.attacks import ATTACKS, LIMIT, MAIL
+from tests.support.attacks import article_json as _article
 from tests.support.schemas import validate
 from worker import wiring
 from worker.index import MemoryIndex
@@ -20,13 +21,6 @@ from worker.pipeline.pipeline import Pipeline
 from worker.settings import Settings
 from worker.text import markup
 from worker.text.fingerprint import Fingerprinter
-
-LIMIT = 1_000_000
-
-
-def _article(text: str, id: str = "x") -> bytes:
-    return json.dumps({"id": id, "text": text}, ensure_ascii=False).encode()
-
 
 CASES: dict[str, tuple[bytes, str]] = {
     "invalid UTF-8": (b'{"id": "x", "text": "caf\xe9"}', "invalid_utf8"),
@@ -103,7 +97,6 @@ SETTINGS = Settings()
 # The bound on a batch holding one such text is the deadline plus this: starting the reading
 # process again and reading the ordinary articles beside it, with room for a loaded machine.
 MARGIN_S = 5.0
-STORY = "the story " * 20
 ORDINARY = "The harbour bridge reopened on Monday after six months of repairs, the city said. "
 PAGE_TEXT = "Traffic was light in the morning, and the ferries kept to their winter timetable. "
 ORDINARY_PAGE = (
@@ -111,69 +104,6 @@ ORDINARY_PAGE = (
 )
 
 
-def _largest(build: Callable[[int], str]) -> str:
-    """build(n) for the largest n whose article fits the size limit."""
-
-    def fits(n: int) -> bool:
-        return len(_article(build(n), "attack")) <= LIMIT
-
-    low, high = 1, 2
-    while fits(high):
-        low, high = high, high * 2
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (middle, high) if fits(middle) else (low, middle)
-    return build(low)
-
-
-def _repeated(head: str, unit: str, tail: str = "") -> str:
-    return _largest(lambda n: head + unit * n + tail)
-
-
-def _nested_parts(levels: int) -> str:
-    head = "From: a@example.com\nTo: b@example.org\nSubject: deep\nMIME-Version: 1.0\n"
-    opens = "".join(
-        f'Content-Type: multipart/mixed; boundary="b{i}"\n\n--b{i}\n' for i in range(levels)
-    )
-    return head + opens + "Content-Type: text/plain\n\nhello\n"
-
-
-MAIL = "From: a@example.com\nTo: b@example.org\n"
-HTML = "<html><body>"
-ATTACKS: dict[str, tuple[Callable[[], str], str]] = {  # how to make it, what it ends as
-    "MIME parts nested": (lambda: _largest(_nested_parts), "too_deep"),
-    "message/rfc822 nested": (
-        lambda: _repeated(MAIL + "Subject: deep\n", MAIL + "Content-Type: message/rfc822\n\n"),
-        "too_deep",
-    ),
-    "divs nested": (lambda: _repeated(HTML, "<div>", STORY), "too_deep"),
-    "divs nested 250 deep, over and over": (
-        lambda: _repeated(HTML, "<div>" * 250 + "word " + "</div>" * 250, STORY),
-        "unique",
-    ),
-    "tables nested": (lambda: _repeated(HTML, "<table><tr><td>", STORY), "too_deep"),
-    "lists nested": (lambda: _repeated(HTML, "<ul><li>", STORY), "too_deep"),
-    "entities": (lambda: _repeated(HTML + "<p>", "&amp;&#x41;&nbsp;&zz", STORY), "unique"),
-    # (the HTML parser's work grows as the square of an element's attributes)
-    "attributes of one element": (
-        lambda: _largest(lambda n: HTML + "<div " + " ".join(f"a{i}" for i in range(n)) + ">"),
-        "timeout",
-    ),
-    # (the e-mail parser's memory grows without end on these: past the child's cap it is
-    # unreadable, or past the deadline first on a slower machine)
-    "encoded words in a subject": (
-        lambda: _repeated(MAIL + "Subject: ", "=?utf-8?q?a?= ", "\n\nbody\n"),
-        "unreadable|timeout",
-    ),
-    "MIME parts, side by side": (
-        lambda: _repeated(
-            MAIL + "Content-Type: multipart/mixed; boundary=b\n\n",
-            "--b\nContent-Type: text/plain\n\nhello\n",
-            "--b--\n",
-        ),
-        "timeout",
-    ),
-}
 # What the in-process reader (no deadline, no memory cap) can be given too
 IN_PROCESS = [name for name, (_, outcome) in ATTACKS.items() if outcome in ("too_deep", "unique")]
 

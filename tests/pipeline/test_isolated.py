@@ -11,7 +11,7 @@ from functools import cache
 
 import pytest
 
-from tests.text.test_markup import PAGE, mail
+from tests.support.texts import PAGE, mail
 from worker.errors import ReaderUnavailable
 from worker.model import Format, Reason, Rejection
 from worker.pipeline.isolated import IsolatedReader, memory_cap

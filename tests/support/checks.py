@@ -9,7 +9,10 @@ import json
 from collections import defaultdict
 from typing import Any
 
+import redis
+
 from tests.support.tenant import Outputs
+from worker.pipeline.outputs import iso_time
 
 
 def verdicts_by_id(out: Outputs) -> dict[str, list[str]]:
@@ -84,3 +87,19 @@ def assert_first_seen_wins(first: dict[str, Any], copies: list[str], unique: set
         assert not unique.intersection(later), (
             f"a later copy is unique and the first a duplicate: {sorted(placed)}"
         )
+
+
+def total(out: Outputs) -> int:
+    """Messages on the output topics."""
+    return sum(map(len, out.values()))
+
+
+def flush(url: str) -> str:
+    """Empty the index; returns the moment it happened, by Redis's clock."""
+    client = redis.Redis.from_url(url)
+    pipe = client.pipeline(transaction=True)  # (nothing runs between the two)
+    pipe.time()
+    pipe.flushdb()
+    (seconds, micros), _ = pipe.execute()
+    client.close()
+    return iso_time(seconds * 1000 + micros // 1000)

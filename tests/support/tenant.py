@@ -97,6 +97,20 @@ async def delete_topics(kafka: str, prefixes: tuple[str, ...]) -> None:
         await admin.close()
 
 
+def topics(kafka: str) -> set[str]:
+    """The names of the broker's topics."""
+
+    async def listed() -> set[str]:
+        admin = AIOKafkaAdminClient(bootstrap_servers=kafka)
+        await admin.start()
+        try:
+            return set(await admin.list_topics())
+        finally:
+            await admin.close()
+
+    return asyncio.run(listed())
+
+
 _ASSIGNED = "Setting newly assigned partitions"
 
 

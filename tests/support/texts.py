@@ -1,4 +1,11 @@
-"""Hand-written texts for the classic SimHash experiment (not from any corpus)."""
+"""Hand-written texts the tests share (not from any corpus): the classic SimHash experiment's,
+random texts of every script, a news page and an e-mail."""
+
+from __future__ import annotations
+
+import random
+import string
+from email.message import EmailMessage
 
 PRODUCT_PAGE = """
 Trailhead 40 Travel Backpack in Slate Grey. Built for long weekends and short business trips,
@@ -52,3 +59,65 @@ quick supper the next day.
 PROMOTION = (
     "complete your kit. Sign up to our newsletter today and get free shipping on your first order,"
 )
+
+
+def random_texts(alphabet: str, count: int, seed: int) -> list[str]:
+    """`count` texts of 0-300 characters drawn from `alphabet`."""
+    rng = random.Random(seed)
+    return [
+        "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 300))) for _ in range(count)
+    ]
+
+
+# Alphabets for random texts: ASCII (letters, digits, punctuation, whitespace, controls), and
+# that with the scripts written without spaces, wide forms and invisible characters.
+LATIN = string.printable + "\x00\x07\x1f"  # letters, digits, punctuation, whitespace
+MIXED = (
+    LATIN + "中文字词国家新闻报道，。、《》“”ＡＢＣ１２３éüßǰﬁ²😀\u200b\u00ad\u3000\u2028"
+    "\U00020000\U0002a6d6ひらがなカタカナ한국어"
+)
+
+
+# A text in each script, its units, and its length in words (a character unit counts half).
+SCRIPTS = {
+    "japanese": ("東京でお花見をしました", list("東京でお花見をしました"), 5.5),
+    "thai": ("ภาษาไทย", list("ภาษาไทย"), 3.5),
+    "lao": ("ພາສາລາວ", list("ພາສາລາວ"), 3.5),
+    "khmer": ("ភាសាខ្មែរ", list("ភាសាខ្មែរ"), 4.5),
+    "myanmar": ("မြန်မာစာ", list("မြန်မာစာ"), 4.0),
+    "tibetan": ("བོད་ཡིག", list("བོདཡིག"), 3.0),  # (the tsheg separates syllables)
+    "korean": ("한국어 문장입니다 여기", ["한국어", "문장입니다", "여기"], 3),
+    "russian": ("русский текст здесь", ["русский", "текст", "здесь"], 3),
+    "mixed": ("the iPhone 手机很好 sold", ["the", "iphone", "手", "机", "很", "好", "sold"], 5.0),
+}
+
+
+# A news page: a navigation bar, a style, a script, a comment and a footer around one article.
+PAGE = """<!DOCTYPE html><html><head><title>Title</title><style>p {color: red}</style>
+<script>var tracking = 'hidden';</script></head><body>
+<nav><a href="/">Home</a> <a href="/docs">Docs</a> <a href="/blog">Blog</a></nav>
+<article><h1>Harbour bridge reopens</h1><p>The harbour bridge reopened on Monday after six
+months of repairs, the city said.</p><p>Traffic was light in the morning.</p></article>
+<!-- a comment --><footer>Copyright 2026 Example News</footer></body></html>"""
+
+
+def mail(**parts: str) -> str:
+    msg = EmailMessage()
+    msg["From"] = "Anna <anna@example.com>"
+    msg["To"] = "bo@example.org"
+    msg["Subject"] = "Bridge news"
+    if "plain" in parts:
+        msg.set_content(parts["plain"], cte=parts.get("cte", "quoted-printable"))
+    if "html" in parts:
+        if "plain" in parts:
+            msg.add_alternative(parts["html"], subtype="html")
+        else:
+            msg.set_content(parts["html"], subtype="html")
+    if "attachment" in parts:
+        msg.add_attachment(
+            parts["attachment"].encode(),
+            maintype="application",
+            subtype="octet-stream",
+            filename="a.bin",
+        )
+    return msg.as_string()

@@ -1,10 +1,8 @@
-import random
-import string
-
 import numpy as np
 import pytest
 import xxhash
 
+from tests.support.texts import LATIN, MIXED, random_texts
 from worker.text.fast_units import fast_units
 from worker.text.features import units
 from worker.text.normalize import normalize, normalized_tokens
@@ -28,23 +26,9 @@ def _got(texts: list[str]) -> Result:
     return batch.content_hashes, [s.tolist() for s in split], batch.words
 
 
-def _random_texts(alphabet: str, count: int, seed: int) -> list[str]:
-    rng = random.Random(seed)
-    return [
-        "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 300))) for _ in range(count)
-    ]
-
-
-LATIN = string.printable + "\x00\x07\x1f"  # letters, digits, punctuation, whitespace
-MIXED = (
-    LATIN + "中文字词国家新闻报道，。、《》“”ＡＢＣ１２３éüßǰﬁ²😀\u200b\u00ad\u3000\u2028"
-    "\U00020000\U0002a6d6ひらがなカタカナ한국어"
-)
-
-
 @pytest.mark.parametrize("alphabet", [LATIN, MIXED], ids=["ascii", "mixed"])
 def test_equals_cutting_units_and_hashing_each(alphabet: str) -> None:
-    texts = _random_texts(alphabet, 300, seed=len(alphabet))
+    texts = random_texts(alphabet, 300, seed=len(alphabet))
     assert _got(texts) == _expected(texts)
 
 

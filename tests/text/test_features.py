@@ -1,5 +1,6 @@
 import pytest
 
+from tests.support.texts import SCRIPTS
 from worker.text.fast_units import fast_units
 from worker.text.features import bigrams, shingles, tokenize, units
 from worker.text.normalize import normalized_tokens
@@ -71,19 +72,6 @@ def test_bad_options_are_refused() -> None:
         tokenize("a", shingle_size=0)
     with pytest.raises(ValueError, match="bigrams"):
         tokenize("a", chinese="words")
-
-
-SCRIPTS = {
-    "japanese": ("東京でお花見をしました", list("東京でお花見をしました"), 5.5),
-    "thai": ("ภาษาไทย", list("ภาษาไทย"), 3.5),
-    "lao": ("ພາສາລາວ", list("ພາສາລາວ"), 3.5),
-    "khmer": ("ភាសាខ្មែរ", list("ភាសាខ្មែរ"), 4.5),
-    "myanmar": ("မြန်မာစာ", list("မြန်မာစာ"), 4.0),
-    "tibetan": ("བོད་ཡིག", list("བོདཡིག"), 3.0),  # (the tsheg separates syllables)
-    "korean": ("한국어 문장입니다 여기", ["한국어", "문장입니다", "여기"], 3),
-    "russian": ("русский текст здесь", ["русский", "текст", "здесь"], 3),
-    "mixed": ("the iPhone 手机很好 sold", ["the", "iphone", "手", "机", "很", "好", "sold"], 5.0),
-}
 
 
 @pytest.mark.parametrize("script", list(SCRIPTS))

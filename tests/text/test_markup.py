@@ -4,41 +4,12 @@ text parts; the format detected from the text's start, or given."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from email.message import EmailMessage
 
 import pytest
 
+from tests.support.texts import PAGE, mail
 from worker.model import Format
 from worker.text.markup import detect, email_text, html_text, reader_text
-
-PAGE = """<!DOCTYPE html><html><head><title>Title</title><style>p {color: red}</style>
-<script>var tracking = 'hidden';</script></head><body>
-<nav><a href="/">Home</a> <a href="/docs">Docs</a> <a href="/blog">Blog</a></nav>
-<article><h1>Harbour bridge reopens</h1><p>The harbour bridge reopened on Monday after six
-months of repairs, the city said.</p><p>Traffic was light in the morning.</p></article>
-<!-- a comment --><footer>Copyright 2026 Example News</footer></body></html>"""
-
-
-def mail(**parts: str) -> str:
-    msg = EmailMessage()
-    msg["From"] = "Anna <anna@example.com>"
-    msg["To"] = "bo@example.org"
-    msg["Subject"] = "Bridge news"
-    if "plain" in parts:
-        msg.set_content(parts["plain"], cte=parts.get("cte", "quoted-printable"))
-    if "html" in parts:
-        if "plain" in parts:
-            msg.add_alternative(parts["html"], subtype="html")
-        else:
-            msg.set_content(parts["html"], subtype="html")
-    if "attachment" in parts:
-        msg.add_attachment(
-            parts["attachment"].encode(),
-            maintype="application",
-            subtype="octet-stream",
-            filename="a.bin",
-        )
-    return msg.as_string()
 
 
 @pytest.mark.parametrize(

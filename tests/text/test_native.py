@@ -12,9 +12,7 @@ import pytest
 
 from evaluation.corpora import email_messages, lee_news, news_articles, peoples_daily
 from tests.support.native import require_native
-from tests.support.texts import PRODUCT_PAGE, PROMOTION, RECIPE
-from tests.text.test_fast_units import LATIN, MIXED, _random_texts
-from tests.text.test_features import SCRIPTS
+from tests.support.texts import LATIN, MIXED, PRODUCT_PAGE, PROMOTION, RECIPE, SCRIPTS, random_texts
 from worker.model import Fingerprint
 from worker.text.fingerprint import Fingerprinter
 from worker.text.sketch import SketchShape
@@ -56,7 +54,7 @@ def _texts() -> dict[str, list[str]]:
         "pages": [PRODUCT_PAGE, RECIPE, PROMOTION] * 2,
         "scripts": [f"{text} {n} " * (n + 1) for text, _, _ in SCRIPTS.values() for n in range(4)],
         "edges": EDGES,
-        "random": _random_texts(LATIN, 200, seed=7) + _random_texts(MIXED, 200, seed=8),
+        "random": random_texts(LATIN, 200, seed=7) + random_texts(MIXED, 200, seed=8),
     }
 
 
