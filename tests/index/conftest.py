@@ -48,7 +48,15 @@ async def make_index(request: pytest.FixtureRequest) -> AsyncIterator[MakeIndex]
     namespace = uuid.uuid4().hex[:8]  # a fresh index: nothing else to wipe
     cache = request.param != "redis-no-cache"
     native = request.param != "redis-numpy-cache"
-    yield lambda layout=3, **kw: RedisIndex(
-        client, namespace, _layout(layout), bucket_cache=cache, native=native, **kw
-    )
+    made: list[RedisIndex] = []
+
+    def make(layout: int | Layout = 3, **kw: object) -> Index:
+        made.append(
+            RedisIndex(client, namespace, _layout(layout), bucket_cache=cache, native=native, **kw)
+        )
+        return made[-1]
+
+    yield make
+    for index in made:  # (each has a connection of its own; the client is shared)
+        await index.close()
     await client.aclose()

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pytest
@@ -402,13 +403,26 @@ async def test_batches_wait_for_the_one_before_once_other_workers_crowd_the_ring
     await asyncio.gather(*(worker.check_and_insert(articles(f"alone{b}-", 20)) for b in range(3)))
     assert named[0] == 0  # (the second and third sent while those before ran)
     assert min(named[1:]) >= 1
-    # A long batch in flight, the other worker inserting meanwhile: the batch after it reads
-    # a cache that lacks those entries, and its script compares them.
+    # A batch sent while the one before is in flight reads the cache as it was; the other
+    # worker's inserts land before its calls go out (held until they are in), so its script
+    # compares them.
+    send = worker._ordered.send if worker._ordered is not None else None
+    assert send is not None
+    sends = 0
+
+    async def held(commands: Sequence[Sequence[Any]]) -> asyncio.Task[list[Any]]:
+        nonlocal sends
+        sends += 1
+        if sends == 2:
+            await other.check_and_insert(articles("theirs-", 300))
+        return await send(commands)
+
+    monkeypatch.setattr(worker._ordered, "send", held)
     await asyncio.gather(
-        worker.check_and_insert(articles("long-", 2000)),
+        worker.check_and_insert(articles("first-", 200)),
         worker.check_and_insert(articles("stale-", 20)),
-        other.check_and_insert(articles("theirs-", 300)),
     )
+    assert sends == 2
     named.clear()
     await asyncio.gather(*(worker.check_and_insert(articles(f"after{b}-", 20)) for b in range(3)))
     assert named == [0, 0, 0]
