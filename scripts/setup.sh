@@ -36,7 +36,7 @@ else
   echo "setup: no Rust toolchain (cargo): fingerprints are computed by numpy" >&2
 fi
 # The checkout's own tools (evaluation/, benchmarks/, tests/ support) importable from the venv,
-# e.g. by `dedup-worker evaluate`; the package installs only worker/.
+# e.g. by `python -m evaluation`; the package installs only worker/.
 site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 echo "$PWD" > "$site/dedup-worker-checkout.pth"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from worker.cli import evaluate, files, index, stream
+from worker.cli import files, index, stream
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -24,6 +24,5 @@ for command in (
     index.forget,
     index.status,
     index.plan,
-    evaluate.evaluate,
 ):
     main.add_command(command)

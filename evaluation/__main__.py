@@ -1,6 +1,6 @@
-"""`dedup-worker evaluate`: the evaluation harness, which lives in the repository's
-evaluation/ folder (it needs the corpora and the peers of the `eval` extra), not in the
-package."""
+"""`python -m evaluation`: detection quality on the development sets, from a checkout of the
+repository (the harness needs the corpora and the peers of the `eval` extra, which the package
+does not ship)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from worker.cli.common import clean_errors
 from worker.settings import ENV, Settings
 
 
-@click.command()
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
@@ -55,13 +55,7 @@ def evaluate(
     sites, legal text, manuals in several languages, short texts) beside datasketch
     MinHashLSH, and on edited news beside the simhash library too (from a checkout of the
     repository, after scripts/setup.sh)."""
-    try:
-        from evaluation.run import evaluate as run_evaluation
-    except ImportError as exc:
-        raise click.ClickException(
-            f"evaluate runs from a checkout of the repository ({exc}): run scripts/setup.sh "
-            "there, then .venv/bin/dedup-worker evaluate"
-        ) from exc
+    from evaluation.run import evaluate as run_evaluation
 
     with clean_errors():
         changes = _settings(settings)
@@ -90,3 +84,7 @@ def _settings(pairs: tuple[str, ...]) -> dict[str, Any]:
         raw[name] = value
     parsed = Settings.from_env({ENV[name]: value for name, value in raw.items()})
     return {name: getattr(parsed, name) for name in raw}
+
+
+if __name__ == "__main__":
+    evaluate()
