@@ -19,52 +19,6 @@ from worker import defaults
 from worker.errors import ConfigError
 from worker.text.features import ChineseUnits
 
-# Every environment variable the worker reads: setting name -> variable name.
-ENV: dict[str, str] = {
-    "kafka_bootstrap": "DEDUP_KAFKA_BOOTSTRAP",
-    "kafka_security_protocol": "DEDUP_KAFKA_SECURITY_PROTOCOL",
-    "kafka_sasl_mechanism": "DEDUP_KAFKA_SASL_MECHANISM",
-    "kafka_username": "DEDUP_KAFKA_USERNAME",
-    "kafka_password": "DEDUP_KAFKA_PASSWORD",
-    "kafka_ssl_cafile": "DEDUP_KAFKA_SSL_CAFILE",
-    "redis_url": "DEDUP_REDIS_URL",
-    "redis_cluster": "DEDUP_REDIS_CLUSTER",
-    "bucket_cache": "DEDUP_BUCKET_CACHE",
-    "namespace": "DEDUP_NAMESPACE",
-    "app_id": "DEDUP_APP_ID",
-    "input_topic": "DEDUP_INPUT_TOPIC",
-    "unique_topic": "DEDUP_UNIQUE_TOPIC",
-    "duplicates_topic": "DEDUP_DUPLICATES_TOPIC",
-    "rejected_topic": "DEDUP_REJECTED_TOPIC",
-    "input_partitions": "DEDUP_INPUT_PARTITIONS",
-    "replication_factor": "DEDUP_REPLICATION_FACTOR",
-    "threshold": "DEDUP_THRESHOLD",
-    "related_threshold": "DEDUP_RELATED_THRESHOLD",
-    "layout": "DEDUP_LAYOUT",
-    "expected_docs": "DEDUP_EXPECTED_DOCS",
-    "recall": "DEDUP_RECALL",
-    "retention_days": "DEDUP_RETENTION_DAYS",
-    "similarity": "DEDUP_SIMILARITY",
-    "renew_on_match": "DEDUP_RENEW_ON_MATCH",
-    "redelivery_window_s": "DEDUP_REDELIVERY_WINDOW_S",
-    "idf_file": "DEDUP_IDF_FILE",
-    "shingle_size": "DEDUP_SHINGLE_SIZE",
-    "chinese_units": "DEDUP_CHINESE_UNITS",
-    "min_words": "DEDUP_MIN_WORDS",
-    "detect_format": "DEDUP_DETECT_FORMAT",
-    "html_main_content": "DEDUP_HTML_MAIN_CONTENT",
-    "max_message_bytes": "DEDUP_MAX_MESSAGE_BYTES",
-    "read_timeout_ms": "DEDUP_READ_TIMEOUT_MS",
-    "processing_guarantee": "DEDUP_PROCESSING_GUARANTEE",
-    "input_isolation_level": "DEDUP_INPUT_ISOLATION_LEVEL",
-    "batch_size": "DEDUP_BATCH_SIZE",
-    "batch_wait_ms": "DEDUP_BATCH_WAIT_MS",
-    "max_bucket_read": "DEDUP_MAX_BUCKET_READ",
-    "http_port": "DEDUP_HTTP_PORT",
-    "log_level": "DEDUP_LOG_LEVEL",
-    "log_format": "DEDUP_LOG_FORMAT",
-}
-
 _NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 KAFKA_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -370,6 +324,11 @@ def _parse(var: str, raw: str, default: Any) -> Any:
         raise ConfigError(
             f"{var}={raw!r} is not a valid {kind.__name__}; unset it to use {default!r}"
         ) from None
+
+
+# Every environment variable the worker reads: setting name -> variable name (each setting's
+# name, upper-cased, after DEDUP_).
+ENV: dict[str, str] = {each.name: f"DEDUP_{each.name.upper()}" for each in fields(Settings)}
 
 
 def _check(ok: bool, message: str) -> None:
