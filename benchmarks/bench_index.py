@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from benchmarks.markdown import table
 from benchmarks.redis_state import settle, wipe
 from worker import defaults, wiring
+from worker.index.base import IndexOptions
 from worker.index.redis import RedisIndex
 from worker.index.redis.client import Client, connect
 from worker.index.redis.format import SKETCH_BYTES
@@ -85,8 +86,7 @@ async def load(index: RedisIndex, rng: random.Random, docs: int, extra: list[Pro
         index.client,
         index.namespace,
         index.layout,
-        max_bucket_read=0,
-        similarity=index.rule.similarity,
+        options=IndexOptions(max_bucket_read=0, similarity=index.rule.similarity),
     )
     start = time.perf_counter()
     for first in range(0, docs, LOAD_BATCH):
@@ -189,9 +189,10 @@ async def measure(
         connect(url),
         index.namespace,
         layout,
-        max_bucket_read=index.max_bucket_read,
-        similarity=index.rule.similarity,
         bucket_cache=index.uses_bucket_cache,
+        options=IndexOptions(
+            max_bucket_read=index.max_bucket_read, similarity=index.rule.similarity
+        ),
     )
     await second.refresh()
     both, _ = await pipelined(
@@ -275,9 +276,8 @@ async def run(args: argparse.Namespace) -> None:
             client,
             "bench",
             layout,
-            max_bucket_read=UNBOUNDED,
-            similarity=args.similarity,
             bucket_cache=args.bucket_cache,
+            options=IndexOptions(max_bucket_read=UNBOUNDED, similarity=args.similarity),
         )
         rows.append(
             await measure(

@@ -28,6 +28,7 @@ from benchmarks.markdown import table
 from benchmarks.redis_state import aof_size, settle, wipe
 from tests.support.corpus import make_articles
 from worker import wiring
+from worker.index.base import IndexOptions
 from worker.index.redis import RedisIndex, scripts
 from worker.index.redis.client import Client, connect
 from worker.index.redis.scripts import Script
@@ -53,7 +54,12 @@ async def run(args: argparse.Namespace) -> None:
     settings = Settings()
     client = connect(args.redis_url)
     await wipe(client)
-    index = RedisIndex(client, "stages", wiring.layout(settings), similarity=settings.similarity)
+    index = RedisIndex(
+        client,
+        "stages",
+        wiring.layout(settings),
+        options=IndexOptions(similarity=settings.similarity),
+    )
     pipeline = wiring.pipeline(settings, index)
     values = [json.dumps(a).encode() for a in make_articles(args.docs + args.measure)]
     for start in range(0, args.docs, BATCH):

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         ReaderUnavailable,
     )
     from worker.index import Index, MemoryIndex
+    from worker.index.base import IndexOptions
     from worker.index.redis import RedisIndex
     from worker.model import Fingerprint, Forget, Kind, Owner, Probe, Verdict
     from worker.settings import Settings
@@ -46,6 +47,7 @@ _WHERE = {
     "Fingerprint": "worker.model",
     "Fingerprinter": "worker.text.fingerprint",
     "Index": "worker.index",
+    "IndexOptions": "worker.index.base",
     "MemoryIndex": "worker.index",
     "RedisIndex": "worker.index.redis",
     "Forget": "worker.model",
@@ -66,6 +68,7 @@ __all__ = [
     "Forget",
     "Index",
     "IndexFenced",
+    "IndexOptions",
     "IndexReset",
     "IndexStoreError",
     "IndexUnavailable",

@@ -9,12 +9,12 @@ never loads Redis's client, `--help` not even numpy).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from worker.settings import Settings
 
 if TYPE_CHECKING:
-    from worker.index.base import Index
+    from worker.index.base import Index, IndexOptions
     from worker.index.memory import MemoryIndex
     from worker.index.redis import RedisIndex
     from worker.index.redis.client import Client
@@ -59,21 +59,23 @@ def fingerprinter(settings: Settings) -> Fingerprinter:
 _settings_fingerprinter = fingerprinter  # (pipeline's argument of that name hides it)
 
 
-def _index_options(settings: Settings) -> dict[str, Any]:
-    return {
-        "threshold": settings.threshold,
-        "similarity": settings.similarity,
-        "max_bucket_read": settings.max_bucket_read,
-        "retention_s": settings.retention_s,
-        "renew_on_match": settings.renew_on_match,
-        "redelivery_window_s": settings.redelivery_window_s,
-    }
+def index_options(settings: Settings) -> IndexOptions:
+    from worker.index.base import IndexOptions
+
+    return IndexOptions(
+        threshold=settings.threshold,
+        similarity=settings.similarity,
+        max_bucket_read=settings.max_bucket_read,
+        retention_s=settings.retention_s,
+        renew_on_match=settings.renew_on_match,
+        redelivery_window_s=settings.redelivery_window_s,
+    )
 
 
 def memory_index(settings: Settings, clock_ms: Callable[[], int] | None = None) -> MemoryIndex:
     from worker.index.memory import MemoryIndex
 
-    return MemoryIndex(layout(settings), clock_ms=clock_ms, **_index_options(settings))
+    return MemoryIndex(layout(settings), index_options(settings), clock_ms=clock_ms)
 
 
 def redis_client(settings: Settings) -> Client:
@@ -98,7 +100,7 @@ def redis_index(
         bucket_cache=settings.bucket_cache,
         fingerprint_spec=fingerprinter.fingerprint_spec if fingerprinter is not None else None,
         on_reset=on_reset,
-        **_index_options(settings),
+        options=index_options(settings),
     )
 
 

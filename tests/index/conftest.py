@@ -4,10 +4,12 @@ import itertools
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import pytest
 
 from worker.index import Index, MemoryIndex
+from worker.index.base import IndexOptions
 from worker.index.redis import RedisIndex
 from worker.index.redis.client import Client, connect
 from worker.layout.tables import Layout, pigeonhole
@@ -32,11 +34,14 @@ async def make_index(request: pytest.FixtureRequest) -> AsyncIterator[MakeIndex]
     """Builds indexes of one kind; the contract tests run once against each kind (the Redis
     index on one Redis, with the worker's copy of the buckets in its native store and in
     numpy, and without a copy, and on a 3-node Redis Cluster).
-    make_index(k) builds the pigeonhole layout at threshold k; make_index(layout) any other."""
+    make_index(k) builds the pigeonhole layout at threshold k; make_index(layout) any other;
+    keywords: IndexOptions's."""
     if request.param == "memory":
         ticks = itertools.count()  # real time (expiry tests wait), never the same ms twice
         yield lambda layout=3, **kw: MemoryIndex(
-            _layout(layout), clock_ms=lambda: int(time.time() * 1000) + next(ticks), **kw
+            _layout(layout),
+            IndexOptions(**kw),
+            clock_ms=lambda: int(time.time() * 1000) + next(ticks),
         )
         return
     client: Client
@@ -50,9 +55,12 @@ async def make_index(request: pytest.FixtureRequest) -> AsyncIterator[MakeIndex]
     native = request.param != "redis-numpy-cache"
     made: list[RedisIndex] = []
 
-    def make(layout: int | Layout = 3, **kw: object) -> Index:
+    def make(layout: int | Layout = 3, **kw: Any) -> Index:
+        options = IndexOptions(**kw)
         made.append(
-            RedisIndex(client, namespace, _layout(layout), bucket_cache=cache, native=native, **kw)
+            RedisIndex(
+                client, namespace, _layout(layout), options, bucket_cache=cache, native=native
+            )
         )
         return made[-1]
 

@@ -8,6 +8,7 @@ import pytest
 from tests.support.schemas import validate
 from tests.support.texts import PRODUCT_PAGE, PROMOTION
 from worker.index import MemoryIndex
+from worker.index.base import IndexOptions
 from worker.layout.tables import multi_index
 from worker.model import Decision, Reason, Rejection
 from worker.pipeline.outputs import (
@@ -108,7 +109,9 @@ async def test_a_deletion_is_a_tombstone_and_a_scan_line() -> None:
 
 
 async def test_a_related_article_is_unique_and_gets_a_related_alert() -> None:
-    index = MemoryIndex(multi_index(12, 4), threshold=0)  # related: 1..12 bits
+    index = MemoryIndex(
+        multi_index(12, 4), options=IndexOptions(threshold=0)
+    )  # related: 1..12 bits
     edited = PRODUCT_PAGE.replace("complete your kit,", PROMOTION)  # 3 bits away
     decisions = await _decisions(
         json.dumps({"id": "a", "text": PRODUCT_PAGE}).encode(),

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from worker import wiring
-from worker.index.base import Index
+from worker.index.base import Index, IndexOptions
 from worker.index.memory import MemoryIndex
 from worker.model import Accepted, Decision, Forgotten, Owner, Rejection
 from worker.pipeline.pipeline import Pipeline
@@ -180,7 +180,8 @@ async def in_sequence(
     """The specification: each partition's messages decided one after another, in order."""
     pipeline = Pipeline(
         wiring.fingerprinter(settings),
-        index or MemoryIndex(redelivery_window_s=settings.redelivery_window_s),
+        index
+        or MemoryIndex(options=IndexOptions(redelivery_window_s=settings.redelivery_window_s)),
         settings.max_message_bytes,
     )
     out = {}

@@ -31,6 +31,25 @@ def duplicate_threshold(layout: Layout, threshold: int | None) -> int:
 Op = Probe | Forget  # what a batch asks of the index, message by message
 
 
+@dataclass(frozen=True)
+class IndexOptions:
+    """How an index decides and what it keeps, the same for the memory and the Redis index.
+    Candidates within `threshold` bits (None: the layout's search radius) whose estimated
+    Jaccard similarity is at least `similarity` are duplicates; with a wider layout, more
+    distant or less similar ones may be related (Rule, Kind.RELATED). Only the newest
+    `max_bucket_read` entries of a bucket are read. Articles older than `retention_s` (0:
+    none) stop matching; with `renew_on_match`, an article matched by a copy starts its
+    retention again. What a deleting or replacing message did is kept
+    `redelivery_window_s`, for a redelivery of it (Probe.position, Forget.position)."""
+
+    threshold: int | None = None
+    similarity: float = defaults.SIMILARITY
+    max_bucket_read: int = defaults.MAX_BUCKET_READ
+    retention_s: int = 0
+    renew_on_match: bool = defaults.RENEW_ON_MATCH
+    redelivery_window_s: int = defaults.REDELIVERY_WINDOW_S
+
+
 class Index(Protocol):
     threshold: int
 

@@ -8,9 +8,8 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from worker import defaults
 from worker.errors import IndexFenced
-from worker.index.base import Entry, Op, Rule, duplicate_threshold, match
+from worker.index.base import Entry, IndexOptions, Op, Rule, duplicate_threshold, match
 from worker.layout.planner import default_layout
 from worker.layout.tables import Layout, neighbours
 from worker.model import Forget, Kind, Owner, Probe, Verdict
@@ -31,23 +30,20 @@ class MemoryIndex:
     def __init__(
         self,
         layout: Layout | None = None,
+        options: IndexOptions | None = None,
         *,
-        threshold: int | None = None,
-        similarity: float = defaults.SIMILARITY,
-        max_bucket_read: int = defaults.MAX_BUCKET_READ,
-        retention_s: int = 0,
-        renew_on_match: bool = defaults.RENEW_ON_MATCH,
-        redelivery_window_s: int = defaults.REDELIVERY_WINDOW_S,
         clock_ms: Callable[[], int] | None = None,
     ) -> None:
-        """Arguments as for RedisIndex; `clock_ms` (default: the system's) stamps decisions."""
+        """`layout` (default: the default settings'), `options` (IndexOptions); `clock_ms`
+        (default: the system's) stamps decisions."""
+        options = options or IndexOptions()
         self.layout = layout or default_layout()
-        self.threshold = duplicate_threshold(self.layout, threshold)
-        self.rule = Rule.of(self.layout, self.threshold, similarity)
-        self.max_bucket_read = max_bucket_read
-        self.retention_s = retention_s
-        self.renew_on_match = renew_on_match
-        self.redelivery_window_s = redelivery_window_s
+        self.threshold = duplicate_threshold(self.layout, options.threshold)
+        self.rule = Rule.of(self.layout, self.threshold, options.similarity)
+        self.max_bucket_read = options.max_bucket_read
+        self.retention_s = options.retention_s
+        self.renew_on_match = options.renew_on_match
+        self.redelivery_window_s = options.redelivery_window_s
         self._clock_ms = clock_ms or (lambda: int(time.time() * 1000))
         self._buckets: defaultdict[tuple[int, int], list[Entry]] = defaultdict(list)
         self._exact: dict[bytes, str] = {}
@@ -208,15 +204,15 @@ class MemoryIndex:
                 else 0
             )
             return Verdict(
-                probe.id,
-                Kind.EXACT,
-                probe.fingerprint,
-                exact_id,
-                distance,
-                matched,
-                1.0,
-                original,
-                now,
+                id=probe.id,
+                kind=Kind.EXACT,
+                fingerprint=probe.fingerprint,
+                duplicate_of=exact_id,
+                distance=distance,
+                duplicate_of_fingerprint=matched,
+                similarity=1.0,
+                original=original,
+                seen_at_ms=now,
             ), original
         read: list[Entry] = []
         hot = 0
@@ -236,22 +232,22 @@ class MemoryIndex:
                 kind = Kind.NEAR if found.near else Kind.RELATED
                 cluster = original if found.near else probe.id
                 return Verdict(
-                    probe.id,
-                    kind,
-                    probe.fingerprint,
-                    entry.id,
-                    found.distance,
-                    entry.fingerprint,
-                    self.rule.similarity_of(found.agreeing),
-                    original if found.near else None,
-                    now,
+                    id=probe.id,
+                    kind=kind,
+                    fingerprint=probe.fingerprint,
+                    duplicate_of=entry.id,
+                    distance=found.distance,
+                    duplicate_of_fingerprint=entry.fingerprint,
+                    similarity=self.rule.similarity_of(found.agreeing),
+                    original=original if found.near else None,
+                    seen_at_ms=now,
                     candidates=len(read),
                     hot_buckets=hot,
                 ), cluster
         return Verdict(
-            probe.id,
-            Kind.UNIQUE,
-            probe.fingerprint,
+            id=probe.id,
+            kind=Kind.UNIQUE,
+            fingerprint=probe.fingerprint,
             seen_at_ms=now,
             candidates=len(read),
             hot_buckets=hot,

@@ -16,6 +16,7 @@ import redis.asyncio as aioredis
 
 from tests.support.factories import BASE, flip, probe, sketch_agreeing
 from worker.errors import LayoutMismatch
+from worker.index.base import IndexOptions
 from worker.index.memory import MemoryIndex
 from worker.index.redis import RedisIndex
 from worker.index.redis.keys import NamespaceKeys
@@ -141,7 +142,7 @@ async def test_expiry_is_judged_by_redis_clock_whatever_the_worker_clock_says(
 ) -> None:
     # More expired candidates than are compared, nearer than a live one: a worker whose clock
     # is behind Redis's would take them for live, hand them over, and miss the live one.
-    index = RedisIndex(redis_client, "clocks", LAYOUT, retention_s=3)
+    index = RedisIndex(redis_client, "clocks", LAYOUT, options=IndexOptions(retention_s=3))
     await _at_second_start(redis_client)
     olds = [probe(f"old {i}", flip(BASE, [i % 64, (i * 7 + 3) % 64])) for i in range(20)]
     await index.check_and_insert(olds)
@@ -167,9 +168,15 @@ async def test_removed_entries_in_a_hot_cached_bucket_hide_no_live_one(
 
     fillers = [filler(t) for t in range(4) for _ in range(2)]
     for index in (
-        MemoryIndex(layout, max_bucket_read=2),
-        RedisIndex(redis_client, "hot-cached", layout, max_bucket_read=2),
-        RedisIndex(redis_client, "hot-read", layout, max_bucket_read=2, bucket_cache=False),
+        MemoryIndex(layout, options=IndexOptions(max_bucket_read=2)),
+        RedisIndex(redis_client, "hot-cached", layout, options=IndexOptions(max_bucket_read=2)),
+        RedisIndex(
+            redis_client,
+            "hot-read",
+            layout,
+            bucket_cache=False,
+            options=IndexOptions(max_bucket_read=2),
+        ),
     ):
         await index.check_and_insert([probe("first", BASE ^ 1)])
         for j, fp in enumerate(fillers):

@@ -14,6 +14,7 @@ import redis.asyncio as aioredis
 
 from tests.support.factories import BASE, flip, probe
 from worker.errors import IndexUnavailable, LayoutMismatch
+from worker.index.base import IndexOptions
 from worker.index.redis import RedisIndex, scripts
 from worker.index.redis.client import connect
 from worker.index.redis.format import (
@@ -53,9 +54,13 @@ async def test_layout_is_recorded_and_a_different_one_is_refused(
         b"tables": b"63-48/0 47-32/0 31-16/0 15-0/0",
     }
     with pytest.raises(LayoutMismatch, match="duplicate_bins"):  # another similarity
-        await RedisIndex(redis_client, "news", pigeonhole(3), similarity=0.9).ensure_layout()
+        await RedisIndex(
+            redis_client, "news", pigeonhole(3), options=IndexOptions(similarity=0.9)
+        ).ensure_layout()
     with pytest.raises(LayoutMismatch, match="threshold '3' there, '2' here"):  # other k
-        await RedisIndex(redis_client, "news", pigeonhole(3), threshold=2).ensure_layout()
+        await RedisIndex(
+            redis_client, "news", pigeonhole(3), options=IndexOptions(threshold=2)
+        ).ensure_layout()
 
 
 async def test_namespaces_are_independent(redis_client: aioredis.Redis) -> None:
@@ -130,7 +135,7 @@ async def test_forgetting_every_article_leaves_no_entry_behind(
     redis_client: aioredis.Redis, layout: Layout, renew: bool
 ) -> None:
     # (renewing: the near copies renew their originals, inserted earlier in the same call)
-    index = RedisIndex(redis_client, "tidy", layout, renew_on_match=renew)
+    index = RedisIndex(redis_client, "tidy", layout, options=IndexOptions(renew_on_match=renew))
     rng = random.Random(5)
     fps = [rng.getrandbits(64) for _ in range(200)]
     probes = [probe(f"a{i}", fp) for i, fp in enumerate(fps)]
@@ -143,7 +148,9 @@ async def test_forgetting_every_article_leaves_no_entry_behind(
 
 
 async def test_the_sweep_leaves_nothing_of_expired_articles(redis_client: aioredis.Redis) -> None:
-    index = RedisIndex(redis_client, "sweep", multi_index(7, 3), retention_s=1)
+    index = RedisIndex(
+        redis_client, "sweep", multi_index(7, 3), options=IndexOptions(retention_s=1)
+    )
     rng = random.Random(6)
     fps = [rng.getrandbits(64) for _ in range(300)]
     probes = [probe(f"a{i}", fp) for i, fp in enumerate(fps)]

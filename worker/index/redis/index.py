@@ -29,9 +29,8 @@ from typing import Any
 import redis.asyncio as aioredis
 import redis.exceptions
 
-from worker import defaults
 from worker.errors import IndexReset, IndexUnavailable, LayoutMismatch, OutOfTurn
-from worker.index.base import Op, Rule, duplicate_threshold
+from worker.index.base import IndexOptions, Op, Rule, duplicate_threshold
 from worker.index.redis import guard, scripts
 from worker.index.redis.addresses import BucketAddresses
 from worker.index.redis.cache_sync import CacheSync
@@ -66,13 +65,8 @@ class RedisIndex:
         client: Client,
         namespace: str = "default",
         layout: Layout | None = None,
+        options: IndexOptions | None = None,
         *,
-        threshold: int | None = None,
-        similarity: float = defaults.SIMILARITY,
-        max_bucket_read: int = defaults.MAX_BUCKET_READ,
-        retention_s: int = 0,
-        renew_on_match: bool = defaults.RENEW_ON_MATCH,
-        redelivery_window_s: int = defaults.REDELIVERY_WINDOW_S,
         bucket_cache: bool = True,
         native: bool = True,
         in_order: bool = True,
@@ -80,14 +74,8 @@ class RedisIndex:
         on_reset: Callable[[str], None] | None = None,
     ) -> None:
         """`layout` (default: the default settings' layout) is searched up to its own
-        search radius; candidates within `threshold` (default: the same) whose estimated Jaccard
-        similarity is at least `similarity` are duplicates, and with a wider layout, more
-        distant or less similar ones may be related (index.base.Rule, Kind.RELATED). Only
-        the newest `max_bucket_read` entries of a bucket are read. Articles older than
-        `retention_s` (0: none) stop matching; with `renew_on_match`, an article matched by
-        a copy starts its retention again. The record of an article deleted or replaced is
-        kept `redelivery_window_s`, for a redelivery of the message that decided it (Probe
-        position). With `bucket_cache`, the worker keeps the buckets in memory (BucketCache)
+        search radius; `options`: how it decides and what it keeps (IndexOptions). With
+        `bucket_cache`, the worker keeps the buckets in memory (BucketCache)
         when every table of the layout is at most 16 bits wide; else it reads Redis's; with
         `native`, the cache is held and searched by the native extension where it is
         installed (bucket_cache.py); with `in_order` (and the cache, on one Redis), a batch's
@@ -98,13 +86,14 @@ class RedisIndex:
         log and to `on_reset` (with why), takes in the index as it is now, and goes on."""
         self.client = client
         self.namespace = namespace
+        options = options or IndexOptions()
         self.layout = layout or default_layout()
-        self.threshold = duplicate_threshold(self.layout, threshold)
-        self.rule = Rule.of(self.layout, self.threshold, similarity)
-        self.max_bucket_read = max_bucket_read
-        self.retention_s = retention_s
-        self.renew_on_match = renew_on_match
-        self.redelivery_window_s = redelivery_window_s
+        self.threshold = duplicate_threshold(self.layout, options.threshold)
+        self.rule = Rule.of(self.layout, self.threshold, options.similarity)
+        self.max_bucket_read = max_bucket_read = options.max_bucket_read
+        self.retention_s = retention_s = options.retention_s
+        self.renew_on_match = renew_on_match = options.renew_on_match
+        self.redelivery_window_s = redelivery_window_s = options.redelivery_window_s
         self.fingerprint_spec = fingerprint_spec
         self.on_reset = on_reset
         self.keys = NamespaceKeys(namespace)
