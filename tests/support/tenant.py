@@ -22,6 +22,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import GroupCoordinatorNotAvailableError
 
+from tests.support.services import free_port
 from worker.settings import ENV, Settings
 from worker.stream.kafka import ensure_topics
 
@@ -50,7 +51,7 @@ class Tenant:
             "duplicates_topic": f"{self.name}.duplicates",
             "rejected_topic": f"{self.name}.rejected",
             "input_partitions": "4",
-            "http_port": "0",  # several workers share this host; a test that wants it sets it
+            "http_port": "0",  # each worker process gets a free port of its own (WorkerProcess)
         }
         env = {ENV[k]: v for k, v in values.items()}
         env.update(self.extra_env)
@@ -125,15 +126,22 @@ def assignment_times(log: str) -> list[float]:
     return times
 
 
+WORKER_COMMAND = ("-m", "worker", "worker")
+
+
 class WorkerProcess:
     """`python -m worker worker` (or another faust program) as a child process, logging to a
     file."""
 
     def __init__(
-        self, tenant: Tenant, log_path: Path, command: tuple[str, ...] = ("-m", "worker", "worker")
+        self, tenant: Tenant, log_path: Path, command: tuple[str, ...] = WORKER_COMMAND
     ) -> None:
         self.log_path = log_path
+        self.command = command
         env = {**os.environ, **tenant.env(), "PYTHONUNBUFFERED": "1"}
+        if env[ENV["http_port"]] == "0":  # (its /readyz tells when it is ready)
+            env[ENV["http_port"]] = str(free_port())
+        self.http_port = int(env[ENV["http_port"]])
         self._log = log_path.open("wb")
         self.proc = subprocess.Popen(
             [sys.executable, *command], env=env, stdout=self._log, stderr=subprocess.STDOUT
@@ -143,11 +151,22 @@ class WorkerProcess:
         return self.log_path.read_text(errors="replace")
 
     def wait_ready(self, timeout: float = 60) -> None:
+        """Until the worker's /readyz answers 200 (Redis and Kafka answer it); another faust
+        program (the benchmarks' passthrough) serves none: until faust logs that it is."""
         deadline = time.monotonic() + timeout
-        while "Worker]: Ready" not in self.log():
+        serves_health = self.command == WORKER_COMMAND
+        while not (self.ready() if serves_health else "Worker]: Ready" in self.log()):
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 raise AssertionError(f"worker did not start:\n{self.log()[-3000:]}")
             time.sleep(0.2)
+
+    def ready(self) -> bool:
+        url = f"http://127.0.0.1:{self.http_port}/readyz"
+        try:
+            with urllib.request.urlopen(url, timeout=2) as answer:
+                return bool(answer.status == 200)
+        except OSError:  # (not listening yet, or 503: not ready)
+            return False
 
     def _assignments(self) -> list[str]:
         """The log's lines of the consumer's assignments (aiokafka's), first to last."""
