@@ -18,8 +18,8 @@ import faust
 from aiokafka import AIOKafkaProducer
 
 from worker.settings import Settings
-from worker.stream.app import freeze_gc_once
 from worker.stream.kafka import producer
+from worker.stream.loop import freeze_gc_once
 from worker.stream.outbox import Outbox
 
 

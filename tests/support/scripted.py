@@ -1,4 +1,4 @@
-"""The worker's real stream loop (worker.stream.app._loop) with its real Pipeline, index and
+"""The worker's real stream loop (worker.stream.loop.run_batches) with its real Pipeline, index and
 Outbox, fed by a scripted input in place of Kafka: batches of the partitions' messages as a
 consumer fetches them, revocations (the uncommitted messages are read again, in a new group
 generation, as by the partitions' next owner) and a clock of events (a Redis outage through a
@@ -20,8 +20,8 @@ from worker.index.memory import MemoryIndex
 from worker.model import Accepted, Decision, Forgotten, Owner, Rejection
 from worker.pipeline.pipeline import Pipeline
 from worker.settings import Settings
-from worker.stream import app
 from worker.stream.consumer import IDLE_WAIT_MS, Batch
+from worker.stream.loop import run_batches
 from worker.stream.metrics import Metrics
 from worker.stream.outbox import Outbox
 
@@ -42,7 +42,7 @@ class Record:
 
 @dataclass
 class ScriptedInput:
-    """consumer.Input's interface for app._loop over `partitions` (each a list of message
+    """consumer.Input's interface for run_batches over `partitions` (each a list of message
     values, offset = place). A fetch takes up to `batch_size` of the next records, from the
     partitions in turn (`rng`: how many of each); `revoke()` ends the assignment."""
 
@@ -165,7 +165,7 @@ async def run_loop(
     outbox: Outbox[Batch] = Outbox(delivered=source.delivered)
     beside = asyncio.ensure_future(side())
     try:
-        loop = app._loop(source, pipeline, outbox, deliver, metrics, stopping)
+        loop = run_batches(source, pipeline, outbox, deliver, metrics, stopping)
         await asyncio.wait_for(loop, timeout_s)
         await beside
     finally:

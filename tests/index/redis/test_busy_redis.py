@@ -21,7 +21,7 @@ from worker.index.redis import RedisIndex
 from worker.index.redis.client import connect, translate
 from worker.model import Kind
 from worker.pipeline.in_turn import REFUSED_TRIES
-from worker.stream import app
+from worker.stream import loop
 from worker.stream.metrics import Metrics
 
 BUSY = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
@@ -88,7 +88,7 @@ async def test_a_slow_script_of_another_client_is_waited_out_and_the_batch_decid
             caplog.set_level(logging.WARNING)
             started = asyncio.ensure_future(retry_startup(index.ensure_layout, "Redis"))
             probes = [probe("a", BASE, "same text"), probe("b", BASE ^ 1, "same text")]
-            turns = app.batches_in_turn(metrics)
+            turns = loop.batches_in_turn(metrics)
             decided = turns.start(partial(index.check_and_insert, probes), lambda: True)
             while _retries(metrics) < REFUSED_TRIES or "Redis not ready" not in caplog.text:
                 for task in (started, decided):
