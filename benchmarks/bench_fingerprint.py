@@ -14,9 +14,10 @@ from collections.abc import Callable
 import xxhash
 
 from evaluation.corpora import git_pages, lee_news, peoples_daily, postgres_pages
+from evaluation.tokens import tokenize
 from tests.support.reference import simhash_reference
 from worker.model import Format
-from worker.text.features import tokenize, units
+from worker.text.features import units
 from worker.text.fingerprint import Fingerprinter
 from worker.text.markup import reader_text
 from worker.text.normalize import normalize, normalized_tokens

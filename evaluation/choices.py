@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from evaluation.damping import DampedFingerprinter
 from evaluation.datasets import EvalSet
 from evaluation.devsets import every_set
 from evaluation.metrics import Score, score
@@ -62,8 +63,8 @@ VARIANTS = (
     replace(DEFAULTS, name="sketch 128 x 8 bits", fingerprinter={"sketch_shape": SketchShape(128)}),
     replace(DEFAULTS, name="shingles of 2 units", fingerprinter={"shingle_size": 2}),
     replace(DEFAULTS, name="shingles of 4 units", fingerprinter={"shingle_size": 4}),
-    replace(DEFAULTS, name="count weighs linearly", fingerprinter={"tf_damping": "linear"}),
-    replace(DEFAULTS, name="count weighs 1 + ln", fingerprinter={"tf_damping": "log"}),
+    replace(DEFAULTS, name="count weighs linearly", fingerprinter={"tf": "linear"}),
+    replace(DEFAULTS, name="count weighs 1 + ln", fingerprinter={"tf": "log"}),
     replace(DEFAULTS, name="no IDF: every unit weighs 1", fingerprinter={"idf": "none"}),
     replace(DEFAULTS, name="IDF capped at 3 (unknown units: 3)", fingerprinter={"idf": "cap3"}),
     replace(DEFAULTS, name="HTML: all visible text", fingerprinter={"main_content": False}),
@@ -145,7 +146,7 @@ def fingerprinter_of(variant: Variant) -> Fingerprinter:
     options = dict(variant.fingerprinter)
     if "idf" in options:
         options["idf"] = _idf(options["idf"])
-    return Fingerprinter(**options)
+    return DampedFingerprinter(**options) if "tf" in options else Fingerprinter(**options)
 
 
 def compare(sets: Sequence[EvalSet], variants: Sequence[Variant] = VARIANTS) -> Iterator[Row]:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from evaluation.datasets import Item
-from worker.text.features import tokenize
+from evaluation.tokens import tokenize
 from worker.text.normalize import normalize
 
 

@@ -55,13 +55,13 @@ def test_library_defaults_are_the_workers() -> None:
         library_fp.chinese,
         library_fp.min_words,
         library_fp.sketch_shape,
-        library_fp.tf_damping,
+        library_fp.tf,
     ) == (
         worker_fp.shingle_size,
         worker_fp.chinese,
         worker_fp.min_words,
         worker_fp.sketch_shape,
-        worker_fp.tf_damping,
+        worker_fp.tf,
     )
     assert library_fp.idf == worker_fp.idf
 

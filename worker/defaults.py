@@ -13,7 +13,6 @@ SHINGLE_SIZE = 3  # units per shingle of the set sketch
 MAX_SHINGLE_SIZE = 10
 SKETCH_BINS = 64  # the set sketch: one-permutation MinHash of this many bins (worker.text.sketch)
 SKETCH_BITS = 8  # ... keeping this many bits of each bin's minimum
-TF_DAMPING = "sqrt"  # a unit's weight in the search fingerprint grows as the root of its count
 CHINESE_UNITS = "characters"  # or "jieba" (worker.text.features.ChineseUnits)
 MIN_WORDS = 10.0  # shorter texts get exact matching only (a character unit counts as half)
 LAYOUT = "auto"  # the planner's choice of index tables (worker.layout.planner)

@@ -4,6 +4,7 @@ import pytest
 import xxhash
 
 from evaluation.corpora import lee_news, peoples_daily
+from evaluation.damping import DampedFingerprinter
 from tests.support.texts import PRODUCT_PAGE, PROMOTION, RECIPE
 from worker.model import Format
 from worker.text.fingerprint import Fingerprinter
@@ -105,13 +106,13 @@ def test_repeated_units_are_damped_in_the_search_fingerprint() -> None:
     square root of the count, the article under a repeated footer stays near it alone."""
     footer = " subscribe to our newsletter for offers" * 40
     damped = hamming(_fp(PRODUCT_PAGE), _fp(PRODUCT_PAGE + footer))
-    linear = Fingerprinter(tf_damping="linear")
+    linear = DampedFingerprinter(tf="linear")
     plain, padded = linear(PRODUCT_PAGE).search, linear(PRODUCT_PAGE + footer).search
     assert plain is not None
     assert padded is not None
     assert damped < hamming(plain, padded)
-    with pytest.raises(ValueError, match="tf_damping"):
-        Fingerprinter(tf_damping="square")
+    with pytest.raises(ValueError, match="tf must be one of"):
+        DampedFingerprinter(tf="square")
 
 
 def test_idf_weights_change_the_search_fingerprint() -> None:

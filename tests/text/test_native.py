@@ -67,7 +67,6 @@ def _fingerprints(fingerprinter: Fingerprinter, texts: list[str]) -> list[Finger
 
 SETTINGS: dict[str, dict[str, Any]] = {
     "defaults": {},
-    "linear tf": {"tf_damping": "linear"},
     "single units, 128 bins of 16 bits": {
         "shingle_size": 1,
         "sketch_shape": SketchShape(128, 16),
@@ -97,5 +96,4 @@ def test_the_native_extension_gives_the_numpy_paths_fingerprints(
 
 
 def test_settings_it_does_not_cover_use_the_numpy_path() -> None:
-    assert not Fingerprinter(tf_damping="log").native
     assert not Fingerprinter(chinese="jieba").native

@@ -3,8 +3,8 @@ import random
 import numpy as np
 import pytest
 
+from evaluation.tokens import tokenize
 from tests.support.reference import simhash_reference
-from worker.text.features import tokenize
 from worker.text.normalize import normalize
 from worker.text.simhash import (
     feature_hashes,

@@ -11,13 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
-from itertools import pairwise
 
 # Han ideographs: Extension A, CJK Unified Ideographs, compatibility block, Extensions B-G.
 HAN_RANGES = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x3134F))
 _HAN = "".join(f"{chr(first)}-{chr(last)}" for first, last in HAN_RANGES)
 HAN_CHAR = re.compile(f"[{_HAN}]")
-_RUN = re.compile(f"[{_HAN}]+|[^{_HAN}]+")  # within one whitespace-free token
+HAN_RUN = re.compile(f"[{_HAN}]+|[^{_HAN}]+")  # within one whitespace-free token
 
 # Scripts written without spaces between words: each character is a unit.
 CHARACTER_RANGES = (
@@ -53,49 +52,11 @@ class ChineseUnits(StrEnum):
 
 @dataclass(frozen=True)
 class Features:
-    """Features of one text, and its length in words (a Han character counts as half)."""
+    """The units (or features) of one text, and its length in words (a Han character counts
+    as half)."""
 
     items: list[str]
     words: float
-
-
-def tokenize(normalized: str, shingle_size: int = 3, chinese: str = "bigrams") -> Features:
-    """Features of an already normalised text (see worker.text.normalize).
-
-    Latin-script (any space-separated) runs give overlapping shingles of `shingle_size` words;
-    a run shorter than that gives one feature of all its words. Han runs give character bigrams
-    (`chinese="bigrams"`) or jieba words (`chinese="jieba"`). Shingles never cross a run boundary.
-    """
-    if shingle_size < 1:
-        raise ValueError(f"shingle_size must be >= 1, got {shingle_size}")
-    cut_han = _han_cutter(chinese)
-    tokens = normalized.split()
-    if normalized.isascii() or not HAN_CHAR.search(normalized):  # the common case, faster
-        return Features(shingles(tokens, shingle_size) if tokens else [], len(tokens))
-
-    items: list[str] = []
-    words: list[str] = []
-    han: list[str] = []
-    n_words = n_han = 0
-    for token in tokens:
-        for run in _RUN.findall(token) if HAN_CHAR.search(token) else (token,):
-            if HAN_CHAR.match(run):
-                if words:
-                    items += shingles(words, shingle_size)
-                    words = []
-                han.append(run)
-                n_han += len(run)
-            else:
-                if han:
-                    items += cut_han("".join(han))
-                    han = []
-                words.append(run)
-                n_words += 1
-    if words:
-        items += shingles(words, shingle_size)
-    if han:
-        items += cut_han("".join(han))
-    return Features(items, n_words + n_han / HAN_CHARS_PER_WORD)
 
 
 def units(tokens: list[str], chinese: ChineseUnits = ChineseUnits.CHARACTERS) -> Features:
@@ -119,37 +80,15 @@ def units(tokens: list[str], chinese: ChineseUnits = ChineseUnits.CHARACTERS) ->
                 continue
             n_chars += len(run)
             if chinese == ChineseUnits.JIEBA and HAN_CHAR.search(run):
-                for part in _RUN.findall(run):
-                    out += _jieba_cut()(part) if HAN_CHAR.match(part) else part
+                for part in HAN_RUN.findall(run):
+                    out += jieba_cut()(part) if HAN_CHAR.match(part) else part
             else:
                 out += run
     return Features(out, n_words + n_chars / HAN_CHARS_PER_WORD if n_chars else n_words)
 
 
-def shingles(words: list[str], size: int) -> list[str]:
-    if len(words) <= size:
-        return [" ".join(words)]
-    if size == 3:  # the default, spelled out: about twice as fast as the general form
-        return [f"{a} {b} {c}" for a, b, c in zip(words, words[1:], words[2:], strict=False)]
-    return list(map(" ".join, zip(*(words[i:] for i in range(size)), strict=False)))
-
-
-def bigrams(han: str) -> list[str]:
-    if len(han) < 2:
-        return [han]
-    return [a + b for a, b in pairwise(han)]
-
-
-def _han_cutter(mode: str) -> Callable[[str], list[str]]:
-    if mode == "bigrams":
-        return bigrams
-    if mode == "jieba":
-        return _jieba_cut()
-    raise ValueError(f"chinese must be 'bigrams' or 'jieba', got {mode!r}")
-
-
 @cache
-def _jieba_cut() -> Callable[[str], list[str]]:
+def jieba_cut() -> Callable[[str], list[str]]:
     """rjieba when installed (same segmentation, much faster), else jieba; loaded on first use."""
     try:
         import rjieba

@@ -28,9 +28,6 @@ from worker.text.normalize import folded_utf8, normalized_tokens
 from worker.text.simhash import feature_hashes, shingle_hashes_many, simhashes
 from worker.text.sketch import SketchShape, sketches
 
-TF_DAMPINGS = ("sqrt", "log", "linear")
-
-
 # Texts per numpy pass: numpy's cost per call is spread over the chunk, while its temporary
 # arrays stay small enough to reuse memory (docs/performance.md).
 _CHUNK = 50
@@ -51,6 +48,8 @@ class _Units:
 class Fingerprinter:
     """Turns texts into Fingerprints with one fixed feature configuration."""
 
+    tf = "sqrt"  # how `damped` weighs a unit's count (recorded in `fingerprint_spec`)
+
     def __init__(
         self,
         shingle_size: int = defaults.SHINGLE_SIZE,
@@ -61,12 +60,11 @@ class Fingerprinter:
         detect_format: bool = defaults.DETECT_FORMAT,
         main_content: bool = defaults.MAIN_CONTENT,
         sketch_shape: SketchShape | None = None,
-        tf_damping: str = defaults.TF_DAMPING,
         native: bool = True,
     ) -> None:
         """`idf` weighs the units of the search fingerprint (default: the table shipped with
-        the package; with jieba words, jieba's own table for the Chinese ones); a unit's count
-        in the text is damped by `tf_damping` ("sqrt", "log": 1 + ln, or "linear"). With
+        the package; with jieba words, jieba's own table for the Chinese ones), and by the
+        square root of its count in the text (`damped`). With
         `detect_format`, a text whose format is not given is read as what it looks like
         (HTML, an e-mail, or text); without, as text. `main_content`: HTML without what
         looks like navigation, headers and footers."""
@@ -76,21 +74,18 @@ class Fingerprinter:
             raise ValueError(
                 f"shingle_size must be 1..{defaults.MAX_SHINGLE_SIZE} units, got {shingle_size}"
             )
-        if tf_damping not in TF_DAMPINGS:
-            raise ValueError(f"tf_damping must be one of {TF_DAMPINGS}, got {tf_damping!r}")
         self.shingle_size = shingle_size
         self.chinese = ChineseUnits(chinese)
         self.min_words = min_words
         self.detect_format = detect_format
         self.main_content = main_content
         self.sketch_shape = sketch_shape or SketchShape(defaults.SKETCH_BINS, defaults.SKETCH_BITS)
-        self.tf_damping = tf_damping
         if idf is None:
             idf = jieba_table() if self.chinese is ChineseUnits.JIEBA else default_table()
         self.idf = idf
         self._native: NativeFingerprinter | None = None
-        if native and self.chinese is ChineseUnits.CHARACTERS:
-            self._native = native_fingerprinter(idf, shingle_size, self.sketch_shape, tf_damping)
+        if native and self.chinese is ChineseUnits.CHARACTERS and self.tf == Fingerprinter.tf:
+            self._native = native_fingerprinter(idf, shingle_size, self.sketch_shape)
         # Loads the tables (normalisation, jieba's dictionary, the IDF hashes) now rather than
         # on the first article, whose latency would pay for them.
         self("warm-up 预热 " * 20)
@@ -109,7 +104,7 @@ class Fingerprinter:
         html = "main content" if self.main_content else "all text"
         return (
             f"shingles {self.shingle_size}, chinese {self.chinese.value}, "
-            f"min words {self.min_words:g}, tf {self.tf_damping}, idf {self.idf.digest}, "
+            f"min words {self.min_words:g}, tf {self.tf}, idf {self.idf.digest}, "
             f"formats {formats}, html {html}"
         )
 
@@ -221,8 +216,6 @@ class Fingerprinter:
         """The search fingerprint's features and weights: each unit once per text, weighted by
         its IDF times its count, damped."""
         weights = self.idf.weights_of(hashes)
-        if self.tf_damping == "linear":
-            return hashes, counts, weights
         owner = np.repeat(np.arange(len(counts), dtype=np.intp), counts)
         # Each text's distinct units, in order, with their counts: sorted by (text, unit), a
         # new run starts wherever either changes (np.unique over rows sorts far slower).
@@ -233,5 +226,11 @@ class Fingerprinter:
         )
         tf = np.diff(np.append(starts, len(units)))
         per_text = np.bincount(owners[starts], minlength=len(counts))
-        damped = np.sqrt(tf) if self.tf_damping == "sqrt" else 1 + np.log(tf)
-        return units[starts], per_text, weights[order[starts]] * damped
+        return units[starts], per_text, weights[order[starts]] * self.damped(tf)
+
+    def damped(self, counts: np.ndarray) -> np.ndarray:
+        """A unit's count in a text as it weighs in the search fingerprint: its square root,
+        so that a template's words repeated many times do not take the fingerprint over (a
+        subclass that weighs it otherwise sets `tf` to say so, and computes without the native
+        extension, which knows this one)."""
+        return np.sqrt(counts.astype(np.float64))

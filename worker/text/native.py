@@ -23,13 +23,12 @@ class NativeFingerprinter(Protocol):
 
 
 def native_fingerprinter(
-    idf: IdfTable, shingle_size: int, shape: SketchShape, tf_damping: str
+    idf: IdfTable, shingle_size: int, shape: SketchShape
 ) -> NativeFingerprinter | None:
-    """The native fingerprinter for these settings, or None when the package is not installed or
-    does not cover them (tf damped by "log", whose logarithm numpy and Rust may round
-    apart)."""
+    """The native fingerprinter for these settings (a unit's count damped by its square root,
+    as `Fingerprinter.damped`), or None when the package is not installed."""
     native = native_module()
-    if native is None or tf_damping not in ("sqrt", "linear"):
+    if native is None:
         return None
     hashes, weights = idf.hashed()
     found: NativeFingerprinter = native.Kernel(
@@ -40,6 +39,6 @@ def native_fingerprinter(
         shingle_size,
         shape.bins,
         shape.bits,
-        tf_damping,
+        "sqrt",
     )
     return found

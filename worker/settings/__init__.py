@@ -11,17 +11,47 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from importlib.util import find_spec
-from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, unquote_plus, urlsplit
 
 from worker import defaults
 from worker.errors import ConfigError
+from worker.settings.environment import parse_value, read_variable
 from worker.text.features import ChineseUnits
 
 _NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 KAFKA_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+
+# The settings that name something (a Kafka topic, a Redis key's part, a consumer group).
+_NAMES = (
+    "namespace",
+    "app_id",
+    "input_topic",
+    "unique_topic",
+    "duplicates_topic",
+    "rejected_topic",
+)
+# The plain-string settings with a fixed set of values.
+_ONE_OF = {
+    "kafka_security_protocol": KAFKA_PROTOCOLS,
+    "kafka_sasl_mechanism": SASL_MECHANISMS,
+    "log_format": ("text", "json"),
+}
+
+
+# The settings whose one rule is a least value.
+_AT_LEAST = {
+    "expected_docs": 1,
+    "min_words": 0,
+    "max_message_bytes": 1024,
+    "read_timeout_ms": 1,
+    "input_partitions": 1,
+    "replication_factor": 1,
+    "batch_size": 1,
+    "batch_wait_ms": 0,
+    "max_bucket_read": 1,
+}
 
 
 class Guarantee(StrEnum):
@@ -109,7 +139,9 @@ class Settings:
             f"related_threshold must be 0 (off) or {self.threshold + 1}..{top} "
             f"(above threshold), got {self.related_threshold}",
         )
-        _check(self.expected_docs >= 1, f"expected_docs must be >= 1, got {self.expected_docs}")
+        for name, least in _AT_LEAST.items():
+            value = getattr(self, name)
+            _check(value >= least, f"{name} must be >= {least}, got {value}")
         _check(0.0 < self.recall <= 1.0, f"recall must be in (0, 1], got {self.recall}")
         _check(
             self.retention_days >= 0,
@@ -131,21 +163,11 @@ class Settings:
             1 <= self.shingle_size <= defaults.MAX_SHINGLE_SIZE,
             f"shingle_size must be 1..{defaults.MAX_SHINGLE_SIZE} units, got {self.shingle_size}",
         )
-        _check(
-            isinstance(self.chinese_units, ChineseUnits),
-            f"chinese_units must be one of {[m.value for m in ChineseUnits]}, "
-            f"got {self.chinese_units!r}",
-        )
-        _check(
-            isinstance(self.processing_guarantee, Guarantee),
-            f"processing_guarantee must be one of {[m.value for m in Guarantee]}, "
-            f"got {self.processing_guarantee!r}",
-        )
-        _check(
-            isinstance(self.input_isolation_level, Isolation),
-            f"input_isolation_level must be one of {[m.value for m in Isolation]}, "
-            f"got {self.input_isolation_level!r}",
-        )
+        for name, kind in enumerated:
+            _check(
+                isinstance(getattr(self, name), kind),
+                f"{name} must be one of {[m.value for m in kind]}, got {getattr(self, name)!r}",
+            )
         _check(
             not self.exactly_once or self.input_isolation_level is Isolation.READ_COMMITTED,
             "exactly_once needs input_isolation_level read_committed: a message of an aborted "
@@ -156,45 +178,14 @@ class Settings:
             "chinese_units 'jieba' needs jieba: pip install 'dedup-worker[jieba]' "
             "(or use the default, characters)",
         )
-        _check(self.min_words >= 0, f"min_words must be >= 0, got {self.min_words}")
         _check(
             self.redelivery_window_s >= 0,
             "redelivery_window_s must be >= 0 seconds (0 keeps no record of a deleted or "
             f"replaced article), got {self.redelivery_window_s}",
         )
         _check(
-            self.max_message_bytes >= 1024,
-            f"max_message_bytes must be >= 1024, got {self.max_message_bytes}",
-        )
-        _check(
-            self.read_timeout_ms >= 1, f"read_timeout_ms must be >= 1, got {self.read_timeout_ms}"
-        )
-        _check(
-            self.input_partitions >= 1,
-            f"input_partitions must be >= 1, got {self.input_partitions}",
-        )
-        _check(
-            self.replication_factor >= 1,
-            f"replication_factor must be >= 1, got {self.replication_factor}",
-        )
-        _check(self.batch_size >= 1, f"batch_size must be >= 1, got {self.batch_size}")
-        _check(self.batch_wait_ms >= 0, f"batch_wait_ms must be >= 0, got {self.batch_wait_ms}")
-        _check(
-            self.max_bucket_read >= 1, f"max_bucket_read must be >= 1, got {self.max_bucket_read}"
-        )
-        _check(
             0 <= self.http_port <= 65535,
             f"http_port must be 0 (off) or a TCP port, got {self.http_port}",
-        )
-        _check(
-            self.kafka_security_protocol in KAFKA_PROTOCOLS,
-            f"kafka_security_protocol must be one of {KAFKA_PROTOCOLS}, "
-            f"got {self.kafka_security_protocol!r}",
-        )
-        _check(
-            self.kafka_sasl_mechanism in SASL_MECHANISMS,
-            f"kafka_sasl_mechanism must be one of {SASL_MECHANISMS}, "
-            f"got {self.kafka_sasl_mechanism!r}",
         )
         if self.kafka_uses_sasl:
             _check(
@@ -205,18 +196,10 @@ class Settings:
             self.redis_url.startswith(("redis://", "rediss://", "unix://")),
             "redis_url must start with redis://, rediss:// (TLS) or unix://",
         )
-        _check(
-            self.log_format in ("text", "json"),
-            f"log_format must be 'text' or 'json', got {self.log_format!r}",
-        )
-        for name in (
-            "namespace",
-            "app_id",
-            "input_topic",
-            "unique_topic",
-            "duplicates_topic",
-            "rejected_topic",
-        ):
+        for name, choices in _ONE_OF.items():
+            value = getattr(self, name)
+            _check(value in choices, f"{name} must be one of {choices}, got {value!r}")
+        for name in _NAMES:
             value = getattr(self, name)
             _check(
                 bool(_NAME.match(value)),
@@ -234,9 +217,9 @@ class Settings:
         values: dict[str, Any] = {}
         for each in fields(cls):
             var = ENV[each.name]
-            raw = _read(var, environ)
+            raw = read_variable(var, environ)
             if raw is not None:
-                values[each.name] = _parse(var, raw, each.default)
+                values[each.name] = parse_value(var, raw, each.default)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 
@@ -288,42 +271,6 @@ def redis_passwords(url: str) -> list[str]:
             once = unquote_plus(value)
             forms += [value, once, unquote(once)]
     return list(dict.fromkeys(f for f in forms if f))
-
-
-def _read(var: str, environ: Mapping[str, str]) -> str | None:
-    """The variable's value, or the content of the file that VARIABLE_FILE names (without
-    its final line break); None if neither is set."""
-    path = environ.get(f"{var}_FILE")
-    if path is None:
-        return environ.get(var)
-    if var in environ:
-        raise ConfigError(f"both {var} and {var}_FILE are set; unset one of them")
-    try:
-        return Path(path).read_text(encoding="utf-8").rstrip("\r\n")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{var}_FILE={path!r} cannot be read: {exc}") from None
-
-
-def _parse(var: str, raw: str, default: Any) -> Any:
-    kind = type(default)
-    if issubclass(kind, StrEnum):
-        choices = [m.value for m in kind]
-        if raw.strip() not in choices:
-            raise ConfigError(
-                f"{var}={raw!r} is not one of {choices}; unset it to use {default.value!r}"
-            )
-        return kind(raw.strip())
-    if kind is bool:
-        value = raw.strip().lower()
-        if value not in ("true", "false", "1", "0", "yes", "no"):
-            raise ConfigError(f"{var}={raw!r} is not true or false; unset it to use {default}")
-        return value in ("true", "1", "yes")
-    try:
-        return kind(raw.strip())
-    except ValueError:
-        raise ConfigError(
-            f"{var}={raw!r} is not a valid {kind.__name__}; unset it to use {default!r}"
-        ) from None
 
 
 # Every environment variable the worker reads: setting name -> variable name (each setting's
