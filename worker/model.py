@@ -18,12 +18,15 @@ class Format(StrEnum):
     EMAIL = "email"
 
 
+SIMHASH_BITS = 64  # the width of a search fingerprint (Fingerprint.search)
+
+
 @dataclass(frozen=True)
 class Fingerprint:
     """What the index needs of a text (text/fingerprint.py)."""
 
     content_hash: bytes  # xxh3_128 of the normalised text, 16 bytes
-    search: int | None  # None when the text is too short for a stable fingerprint
+    search: int | None  # the SimHash; None when the text is too short for a stable one
     words: float  # length in words (a character unit counts as half a word)
     sketch: bytes | None = None  # the set sketch of its shingles; None with `search`
     format: Format = Format.TEXT  # what the text was read as

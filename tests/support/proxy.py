@@ -39,10 +39,15 @@ class Proxy:
             self._server.close()
             for writer in list(self._open):
                 writer.close()
+            piping = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in piping:
+                task.cancel()
+            await asyncio.gather(*piping, return_exceptions=True)
 
         asyncio.run_coroutine_threadsafe(stop(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
+        self._loop.close()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:

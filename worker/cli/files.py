@@ -125,9 +125,7 @@ def idf_build(file: IO[bytes], out: Path, cap: float) -> None:
     """Build an IDF table from FILE (one JSON article per line, as published)."""
     from worker.model import Article
     from worker.pipeline.decode import decode_article
-    from worker.text.features import units
     from worker.text.idf import IdfTable
-    from worker.text.normalize import normalized_tokens
 
     settings = settings_from_env()
     fingerprinter = wiring.fingerprinter(settings)  # (it reads HTML and e-mail as the worker)
@@ -141,7 +139,7 @@ def idf_build(file: IO[bytes], out: Path, cap: float) -> None:
             if isinstance(article, Article):
                 [read] = runner.run(reader.read([article.text], [article.format]))
                 if isinstance(read, tuple):
-                    yield units(normalized_tokens(read[0]), settings.chinese_units).items
+                    yield fingerprinter.units_of(read[0])
                     continue
             skipped += 1
 

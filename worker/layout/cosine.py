@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from math import acos, comb, degrees, pi
 
 from worker.layout.tables import Layout
-from worker.text.simhash import BITS
+from worker.model import SIMHASH_BITS as BITS
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from math import comb
 import numpy as np
 
 from worker.defaults import MAX_THRESHOLD
-from worker.text.simhash import BITS
+from worker.model import SIMHASH_BITS as BITS
 
 MAX_KEY_BITS = 32  # Lua's bit library works on 32-bit integers
 

@@ -128,7 +128,7 @@ async def _decide(settings: Settings, metrics: Metrics, stopping: asyncio.Event)
     reader = wiring.reader(settings, fingerprinter)  # (HTML and e-mail: a child process)
     pipeline = wiring.pipeline(settings, index, fingerprinter, reader)
     transactions = (
-        Transactions(settings, lambda: source.assignment) if settings.exactly_once else None
+        Transactions(settings, lambda: consumer.assignment) if settings.exactly_once else None
     )
 
     async def revoke() -> None:
@@ -136,9 +136,9 @@ async def _decide(settings: Settings, metrics: Metrics, stopping: asyncio.Event)
         if transactions is not None:
             await transactions.revoke()
 
-    source = Input(settings, on_revoke=revoke)
+    consumer = Input(settings, on_revoke=revoke)
     outbox: Outbox[Batch] = Outbox(
-        on_failure=stop_worker, delivered=None if transactions else source.delivered
+        on_failure=stop_worker, delivered=None if transactions else consumer.delivered
     )
     try:
         async with AsyncExitStack() as resources:
@@ -156,8 +156,8 @@ async def _decide(settings: Settings, metrics: Metrics, stopping: asyncio.Event)
                     settings=settings,
                     metrics=metrics,
                 )
-            await resources.enter_async_context(source.running())
-            await run_batches(source, pipeline, outbox, deliver, metrics, stopping)
+            await resources.enter_async_context(consumer.running())
+            await run_batches(consumer, pipeline, outbox, deliver, metrics, stopping)
     except Exception as exc:
         stop_worker(exc)
     finally:

@@ -22,7 +22,7 @@ Deliver = Callable[[Batch, Sequence[Decision], Input], Awaitable[None]]
 
 
 def observe(
-    metrics: Metrics, source: Input, records: Sequence[Record], decisions: Sequence[Decision]
+    metrics: Metrics, consumer: Input, records: Sequence[Record], decisions: Sequence[Decision]
 ) -> None:
     metrics.record(decisions)
     now_ms = time.time() * 1000
@@ -32,7 +32,7 @@ def observe(
         if record.timestamp:
             metrics.latency.observe(max(0.0, now_ms - record.timestamp) / 1000)
     for tp, offset in last.items():
-        end = source.highwater(tp)
+        end = consumer.highwater(tp)
         if end is not None:
             metrics.lag.labels(str(tp.partition)).set(max(0, end - offset - 1))
 
@@ -53,7 +53,7 @@ def outputs(record: Record, decision: Decision, settings: Settings) -> list[Outg
 async def publish(
     batch: Batch,
     decisions: Sequence[Decision],
-    source: Input,
+    consumer: Input,
     out: AIOKafkaProducer,
     settings: Settings,
     metrics: Metrics,
@@ -66,13 +66,13 @@ async def publish(
         for message in outputs(record, decision, settings)
     )
     await asyncio.gather(*await send_all(out, messages))
-    observe(metrics, source, batch.records, decisions)
+    observe(metrics, consumer, batch.records, decisions)
 
 
 async def publish_in_transactions(
     batch: Batch,
     decisions: Sequence[Decision],
-    source: Input,
+    consumer: Input,
     transactions: Transactions,
     settings: Settings,
     metrics: Metrics,
@@ -82,4 +82,4 @@ async def publish_in_transactions(
     items = [(r, outputs(r, d, settings)) for r, d in pairs]
     committed = {id(r) for r in await transactions.publish(batch.assignment, items)}
     kept = [(r, d) for r, d in pairs if id(r) in committed]
-    observe(metrics, source, [r for r, _ in kept], [d for _, d in kept])
+    observe(metrics, consumer, [r for r, _ in kept], [d for _, d in kept])

@@ -27,7 +27,7 @@ Deciding = tuple[Batch, "asyncio.Future[list[Decision] | None]"]
 
 
 async def run_batches(
-    source: Input,
+    consumer: Input,
     pipeline: Pipeline,
     outbox: Outbox[Batch],
     deliver: Deliver,
@@ -49,35 +49,35 @@ async def run_batches(
     try:
         while not stopping.is_set():
             if ahead is None:
-                fetching = asyncio.ensure_future(_fetch(source, pipeline, wait=True))
+                fetching = asyncio.ensure_future(_fetch(consumer, pipeline, wait=True))
                 if deciding is not None:
                     await asyncio.wait((fetching, deciding[1]), return_when=FIRST_COMPLETED)
                     if not fetching.done():
-                        await _publish(deciding, source, outbox, deliver)
+                        await _send_verdicts(deciding, consumer, outbox, deliver)
                         deciding = None
                 ahead, fetching = await fetching, None
-            if ahead is not None and not source.current(ahead[0]):
+            if ahead is not None and not consumer.current(ahead[0]):
                 ahead = None
             if ahead is None:
                 if deciding is not None:
-                    await _publish(deciding, source, outbox, deliver)
+                    await _send_verdicts(deciding, consumer, outbox, deliver)
                     deciding = None
                 await outbox.flush()
-                await source.commit(due_only=True)
+                await consumer.commit(due_only=True)
                 continue
             batch, prepared = ahead
-            decide = partial(pipeline.decide, prepared, source.owner(batch))
+            decide = partial(pipeline.decide, prepared, consumer.owner(batch))
             started = asyncio.ensure_future(
-                _timed(metrics, in_turn.start(decide, partial(source.current, batch)))
+                _timed(metrics, in_turn.start(decide, partial(consumer.current, batch)))
             )
             if deciding is not None:
-                await _publish(deciding, source, outbox, deliver)
+                await _send_verdicts(deciding, consumer, outbox, deliver)
             deciding = (batch, started)
-            ahead = await _fetch(source, pipeline, wait=False)
+            ahead = await _fetch(consumer, pipeline, wait=False)
             freeze_gc_once()
-            await source.commit(due_only=True)
+            await consumer.commit(due_only=True)
         if deciding is not None:
-            await _publish(deciding, source, outbox, deliver)
+            await _send_verdicts(deciding, consumer, outbox, deliver)
             deciding = None
     finally:
         for pending in (fetching, deciding and deciding[1]):
@@ -96,9 +96,9 @@ def batches_in_turn(metrics: Metrics) -> InTurn:
     return InTurn(on_retry=retrying)
 
 
-async def _publish(
+async def _send_verdicts(
     deciding: Deciding,
-    source: Input,
+    consumer: Input,
     outbox: Outbox[Batch],
     deliver: Deliver,
 ) -> None:
@@ -110,11 +110,11 @@ async def _publish(
     try:
         decisions = await decided
     except IndexFenced:
-        if source.current(batch):
+        if consumer.current(batch):
             raise
         return
-    if decisions is not None and source.current(batch):
-        await outbox.put(batch, partial(deliver, batch, decisions, source))
+    if decisions is not None and consumer.current(batch):
+        await outbox.put(batch, partial(deliver, batch, decisions, consumer))
 
 
 async def _timed(
@@ -133,11 +133,11 @@ def freeze_gc_once() -> None:
     gc.freeze()
 
 
-async def _fetch(source: Input, pipeline: Pipeline, wait: bool) -> Ahead | None:
+async def _fetch(consumer: Input, pipeline: Pipeline, wait: bool) -> Ahead | None:
     """The next batch, decoded and fingerprinted (None: nothing to read). `wait`: for up to
     IDLE_WAIT_MS. Else only what has been fetched, while the index decides the batch
     before."""
-    batch = await source.next_batch(wait)
+    batch = await consumer.next_batch(wait)
     if not batch.records:
         return None
     values = [r.value for r in batch.records]

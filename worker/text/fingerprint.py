@@ -196,6 +196,11 @@ class Fingerprinter:
             )
         ]
 
+    def units_of(self, text: str) -> list[str]:
+        """The units of a text as read (not markup), in order, as the search fingerprint takes
+        them (what an IDF table counts)."""
+        return units(normalized_tokens(text), self.chinese).items
+
     def _units_of(self, text: str) -> _Units:
         tokens = normalized_tokens(text)
         content_hash = xxhash.xxh3_128_digest(" ".join(tokens).encode("utf-8"))

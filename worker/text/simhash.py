@@ -11,7 +11,9 @@ from collections.abc import Sequence
 import numpy as np
 import xxhash
 
-BITS = 64
+from worker.model import SIMHASH_BITS
+
+BITS = SIMHASH_BITS
 
 
 def simhash(features: Sequence[str], weights: Sequence[float] | None = None) -> int:

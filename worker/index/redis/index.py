@@ -73,17 +73,25 @@ class RedisIndex:
         fingerprint_spec: str | None = None,
         on_reset: Callable[[str], None] | None = None,
     ) -> None:
-        """`layout` (default: the default settings' layout) is searched up to its own
-        search radius; `options`: how it decides and what it keeps (IndexOptions). With
-        `bucket_cache`, the worker keeps the buckets in memory (BucketCache)
-        when every table of the layout is at most 16 bits wide; else it reads Redis's; with
-        `native`, the cache is held and searched by the native extension where it is
-        installed (bucket_cache.py); with `in_order` (and the cache, on one Redis), a batch's
-        calls are sent while the batch before runs (ordered.py). `fingerprint_spec`
-        (Fingerprinter.fingerprint_spec) is recorded with the layout, and a worker with other
-        fingerprint settings is refused (None: not checked).
-        When the index turns out emptied or rolled back under the worker, it says so in the
-        log and to `on_reset` (with why), takes in the index as it is now, and goes on."""
+        """The index of one namespace on one Redis (or one Redis Cluster).
+
+        Args:
+            client: the Redis client (`client.connect`); the index closes it with `close`.
+            namespace: the index's name; its keys share the hash tag `{namespace}`.
+            layout: the tables, searched up to the layout's own search radius (default: the
+                default settings' layout).
+            options: how it decides and what it keeps (IndexOptions).
+            bucket_cache: the worker keeps the buckets in memory (BucketCache) when every
+                table of the layout is at most 16 bits wide; else it reads Redis's.
+            native: the cache is held and searched by the native extension where it is
+                installed (bucket_cache.py).
+            in_order: with the cache, on one Redis, a batch's calls are sent while the batch
+                before runs (ordered.py).
+            fingerprint_spec: recorded with the layout (Fingerprinter.fingerprint_spec); a
+                worker with other fingerprint settings is refused (None: not checked).
+            on_reset: told why when the index turns out emptied or rolled back under the
+                worker, which logs it, takes in the index as it is now and goes on.
+        """
         self.client = client
         self.namespace = namespace
         options = options or IndexOptions()
