@@ -16,6 +16,7 @@ from tests.support.factories import BASE, flip, probe
 from worker.errors import IndexUnavailable, LayoutMismatch
 from worker.index.base import IndexOptions
 from worker.index.redis import RedisIndex, scripts
+from worker.index.redis.check_and_insert import Call, CallRecord, InOrder
 from worker.index.redis.client import connect
 from worker.index.redis.format import (
     ENTRY,
@@ -27,7 +28,7 @@ from worker.index.redis.format import (
 )
 from worker.index.redis.keys import NamespaceKeys
 from worker.index.redis.nearest import BucketRead, Nearest
-from worker.index.redis.scripts import CallRecord, InOrder, Script
+from worker.index.redis.scripts import Script
 from worker.layout.tables import Layout, multi_index, pigeonhole, sampled
 from worker.model import Kind, Probe, Verdict
 
@@ -397,7 +398,7 @@ async def test_batches_wait_for_the_one_before_once_other_workers_crowd_the_ring
         epoch: str,
         guard: Callable[[], bytes] = bytes,
         in_order: InOrder | None = None,
-    ) -> list[scripts.Call]:
+    ) -> list[Call]:
         named.append(-1 if in_order is None else len(in_order.earlier))
         return calls(probes, reads, epoch, guard, in_order)
 

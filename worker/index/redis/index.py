@@ -34,13 +34,14 @@ from worker.index.base import IndexOptions, Op, Rule, duplicate_threshold
 from worker.index.redis import guard, scripts
 from worker.index.redis.addresses import BucketAddresses
 from worker.index.redis.cache_sync import CacheSync
+from worker.index.redis.check_and_insert import CallRecord, CheckAndInsertCalls, InOrder
 from worker.index.redis.client import Client, Encoded, bulk_string, packs_encoded, translate
 from worker.index.redis.format import LAYOUT_FORMAT
 from worker.index.redis.guard import Chain
 from worker.index.redis.keys import NamespaceKeys
 from worker.index.redis.nearest import BucketRead, Nearest, Search, gather, nearest
 from worker.index.redis.ordered import OrderedConnection
-from worker.index.redis.scripts import CallRecord, CheckAndInsertCalls, InOrder, Script
+from worker.index.redis.scripts import Script
 from worker.layout.planner import default_layout
 from worker.layout.tables import Layout
 from worker.model import Forget, Kind, Owner, Probe, Verdict
@@ -153,7 +154,7 @@ class RedisIndex:
     @property
     def epoch(self) -> str | None:
         """The index's epoch as this worker last read it (None: not yet): the scripts' calls
-        carry it (scripts.CheckAndInsertCalls)."""
+        carry it (check_and_insert.CheckAndInsertCalls)."""
         return self._epoch
 
     @property

@@ -8,15 +8,15 @@ import pytest
 
 from tests.support.factories import probe
 from worker.index.base import Rule
-from worker.index.redis import scripts
+from worker.index.redis import check_and_insert
 from worker.index.redis.keys import NamespaceKeys
 from worker.index.redis.nearest import BucketRead, Nearest
 from worker.layout.planner import default_layout
 
 
-def calls_of(max_bucket_read: int = 1000) -> scripts.CheckAndInsertCalls:
+def calls_of(max_bucket_read: int = 1000) -> check_and_insert.CheckAndInsertCalls:
     layout = default_layout()
-    return scripts.CheckAndInsertCalls(
+    return check_and_insert.CheckAndInsertCalls(
         NamespaceKeys("calls"),
         layout,
         Rule.of(layout, layout.search_radius, 0.6),
