@@ -20,7 +20,6 @@ from tests.support.services import (
     redis_service,
 )
 from tests.support.tenant import Tenant, WorkerProcess, delete_topics
-from worker.index.redis import RedisIndex
 
 SERVICE_FIXTURES = frozenset(
     {"redis_url", "redis_cluster_url", "kafka_bootstrap", "private_redis", "private_kafka"}
@@ -69,23 +68,6 @@ async def redis_client(redis_url: str) -> AsyncIterator[aioredis.Redis]:
     await client.flushdb()
     yield client
     await client.aclose()
-
-
-@pytest.fixture(autouse=True)
-async def _redis_indexes_closed(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[None]:
-    """Every RedisIndex a test makes is closed when it ends (its own connection and its
-    client), so that warnings stay errors: an unclosed connection is a ResourceWarning."""
-    made: list[RedisIndex] = []
-    init = RedisIndex.__init__
-
-    def recording(self: RedisIndex, *args: object, **kwargs: object) -> None:
-        init(self, *args, **kwargs)
-        made.append(self)
-
-    monkeypatch.setattr(RedisIndex, "__init__", recording)
-    yield
-    for index in made:
-        await index.close()
 
 
 @pytest.fixture

@@ -44,15 +44,18 @@ class Proxy:
                 task.cancel()
             await asyncio.gather(*piping, return_exceptions=True)
 
-        asyncio.run_coroutine_threadsafe(stop(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-        self._loop.close()
+        try:
+            asyncio.run_coroutine_threadsafe(stop(), self._loop).result(10)
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+            if not self._loop.is_running():
+                self._loop.close()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
-        except OSError:
+        except (OSError, asyncio.CancelledError):
             writer.close()
             return
         self._open |= {writer, up_writer}

@@ -139,9 +139,6 @@ class Settings:
             f"related_threshold must be 0 (off) or {self.threshold + 1}..{top} "
             f"(above threshold), got {self.related_threshold}",
         )
-        for name, least in _AT_LEAST.items():
-            value = getattr(self, name)
-            _check(value >= least, f"{name} must be >= {least}, got {value}")
         _check(0.0 < self.recall <= 1.0, f"recall must be in (0, 1], got {self.recall}")
         _check(
             self.retention_days >= 0,
@@ -183,10 +180,16 @@ class Settings:
             "redelivery_window_s must be >= 0 seconds (0 keeps no record of a deleted or "
             f"replaced article), got {self.redelivery_window_s}",
         )
+        for name, least in _AT_LEAST.items():
+            value = getattr(self, name)
+            _check(value >= least, f"{name} must be >= {least}, got {value}")
         _check(
             0 <= self.http_port <= 65535,
             f"http_port must be 0 (off) or a TCP port, got {self.http_port}",
         )
+        for name, choices in _ONE_OF.items():
+            value = getattr(self, name)
+            _check(value in choices, f"{name} must be one of {choices}, got {value!r}")
         if self.kafka_uses_sasl:
             _check(
                 bool(self.kafka_username and self.kafka_password),
@@ -196,9 +199,6 @@ class Settings:
             self.redis_url.startswith(("redis://", "rediss://", "unix://")),
             "redis_url must start with redis://, rediss:// (TLS) or unix://",
         )
-        for name, choices in _ONE_OF.items():
-            value = getattr(self, name)
-            _check(value in choices, f"{name} must be one of {choices}, got {value!r}")
         for name in _NAMES:
             value = getattr(self, name)
             _check(
