@@ -33,13 +33,19 @@ class EvalSet:
 
 
 def with_truth(
-    name: str, language: str, kind: str, stream: Sequence[tuple[str, str, str]]
+    name: str,
+    language: str,
+    kind: str,
+    stream: Sequence[tuple[str, str, str]],
+    truth_texts: Sequence[str] | None = None,
 ) -> EvalSet:
-    """An evaluation set from (id, text, tag) in arrival order, its truth computed."""
+    """An evaluation set from (id, text, tag) in arrival order, its truth computed over the
+    texts, or over `truth_texts` where what an item repeats is a part of it (a page's
+    content without its site's template)."""
     ids = [item_id for item_id, _, _ in stream]
     if len(set(ids)) != len(ids):
         raise ValueError(f"{name}: item ids repeat")
-    truth = stream_truth([text for _, text, _ in stream])
+    truth = stream_truth(truth_texts or [text for _, text, _ in stream])
     items = [
         Item(item_id, text, None if t is None else frozenset(ids[j] for j in t), tag)
         for (item_id, text, tag), t in zip(stream, truth, strict=True)

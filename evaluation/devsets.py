@@ -1,8 +1,9 @@
 """The development sets of every kind the worker is fed, from corpora that install offline
 (evaluation/corpora.py): mail with quoting and disclaimers, newsletters that repeat their
 template, HTML pages of two documentation sites, text beside its HTML rendering, legal
-boilerplate, manuals in several languages and scripts, short texts. Each is a stream whose
-truth is computed (evaluation/truth.py), never assumed.
+boilerplate, manuals in several languages and scripts, short texts; and, with modules of
+their own, pages re-scraped after a redesign (rescraped.py) and short lines (short_lines.py).
+Each is a stream whose truth is computed (evaluation/truth.py), never assumed.
 
 None of them comes from the corpora reserved for the held-out evaluation (Debian's
 manpages-zh, -de, -fr, -ru, -ja and python3.11-doc; the npm packages
@@ -356,6 +357,8 @@ def short_set(seed: int = 17) -> EvalSet:
 def every_set() -> list[EvalSet]:
     """Every development set, in the order the report lists them."""
     from evaluation.datasets import mixed_edits
+    from evaluation.rescraped import SITES, rescraped_set
+    from evaluation.short_lines import short_lines_set
 
     sets = [
         mixed_edits("en"),
@@ -371,5 +374,6 @@ def every_set() -> list[EvalSet]:
     sets += [
         reference_set(language) for language in corpora.REFERENCE_LANGUAGES if language != "en"
     ]
-    sets.append(short_set())
+    sets += [rescraped_set(site) for site in SITES]
+    sets += [short_set(), short_lines_set()]
     return sets
