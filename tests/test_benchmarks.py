@@ -76,6 +76,23 @@ def test_bench_index(redis_url: str) -> None:
     assert f"recall on planted pairs at distance 0..{k}: " + " ".join(["1.00"] * (k + 1)) in out
 
 
+def test_bench_growth(redis_url: str) -> None:
+    out = run(
+        "bench_growth",
+        "--sizes",
+        "1000,2000",
+        "--measure",
+        "200",
+        "--redis-url",
+        redis_url.rsplit("/", 1)[0] + "/10",
+    )
+    for kind in ("template", "news", "random"):
+        assert f"{kind}: layout " in out
+    assert "planted copies found, by exact Jaccard" in out
+    rows = re.findall(r"^ +2,000 \| +[\d,]+ \| +[\d,]+ \|", out, re.MULTILINE)
+    assert len(rows) == 3  # each kind reached its second checkpoint
+
+
 def test_bench_cache() -> None:
     out = run("bench_cache", "--sizes", "500,2000", "--searches", "200", "--rounds", "1")
     assert re.search(r"2,000 entries:  native +[0-9.]+  numpy +[0-9.]+", out), out

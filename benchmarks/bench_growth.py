@@ -1,0 +1,216 @@
+"""What a decision costs as the index grows, on fingerprints of real text of three kinds.
+
+- template: documents recombined from the English manual pages' blocks of lines (a window
+  of one page, with blocks of others), so that documents share the pages' templates (NAME,
+  SEE ALSO, COLOPHON, licence notes) as a manuals site or a documentation crawl does;
+- news: documents of sentences drawn from the 3,563 articles of the News Articles corpus,
+  which share little at first; past ~100,000 documents each sentence recurs in dozens of
+  them, as a template's would;
+- random: random fingerprints and sketches (bench_index's articles).
+
+For each kind the index (the worker's RedisIndex, its defaults and the planner's layout for
+the largest size) is filled in steps. At each checkpoint N the next `--measure` documents are
+decided as the worker decides them, 100 per call, pipelined; printed: articles/s, Redis's CPU
+per article, the candidates compared per article, Redis's memory per article and this
+process's peak memory. A checkpoint whose decisions take longer than `--budget` seconds ends
+the kind's growth. Then planted pairs, each a document and a copy with some of its blocks
+replaced, are decided: the share found, by their exact Jaccard similarity (the evaluation's
+truth: evaluation/truth.py).
+
+Needs the evaluation's corpora (scripts/setup.sh) and Redis (database 10, wiped).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import resource
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from benchmarks.bench_index import random_probes, server_cpu_s
+from benchmarks.redis_state import wipe
+from evaluation import corpora
+from evaluation.truth import DIFFERENT, shingle_set
+from worker import wiring
+from worker.index.base import IndexOptions
+from worker.index.redis import RedisIndex
+from worker.index.redis.client import connect
+from worker.model import Kind, Probe, Verdict
+from worker.settings import Settings
+from worker.text.fingerprint import Fingerprinter
+
+CALL = 100  # articles per script call, as the worker sends a batch
+PLANTED = 400
+BANDS = [(0.3, 0.5), (0.5, 0.6), (0.6, 0.7), (0.7, 0.8), (0.8, 0.9), (0.9, 1.01)]
+
+
+def man_blocks(lines: int = 4) -> list[list[str]]:
+    """Each English manual page as its blocks of `lines` lines."""
+    pages = []
+    for _, text in corpora.english_man_pages():
+        rows = [r.strip() for r in text.splitlines() if r.strip()]
+        pages.append([" ".join(rows[i : i + lines]) for i in range(0, len(rows), lines)])
+    return [p for p in pages if len(p) >= 8]
+
+
+def news_sentences() -> list[str]:
+    return [s for a in corpora.news_articles() for s in a.text.split(". ") if len(s) > 40]
+
+
+@dataclass
+class Documents:
+    """An endless supply of one kind's documents, each as its list of blocks."""
+
+    kind: str
+    rng: random.Random
+
+    def __post_init__(self) -> None:
+        self.pool: list[list[str]] = man_blocks() if self.kind == "template" else []
+        self.sentences = news_sentences() if self.kind == "news" else []
+
+    def next(self) -> list[str]:
+        if self.kind == "news":
+            return self.rng.sample(self.sentences, self.rng.randint(8, 30))
+        page = self.rng.choice(self.pool)
+        start = self.rng.randrange(len(page))
+        own = page[start : start + self.rng.randint(10, 60)]
+        others = [
+            self.rng.choice(self.rng.choice(self.pool)) for _ in range(self.rng.randint(2, 10))
+        ]
+        return own + others
+
+    def copy(self, blocks: list[str], replaced: float) -> list[str]:
+        out = list(blocks)
+        for at in self.rng.sample(range(len(out)), round(replaced * len(out))):
+            out[at] = self.next()[0]
+        return out
+
+
+def probes(
+    fingerprinter: Fingerprinter, documents: list[list[str]], prefix: str, start: int
+) -> list[Probe]:
+    fps = fingerprinter.many(["\n".join(d) for d in documents])
+    return [
+        Probe(f"{prefix}{start + n}", f.content_hash, f.search, f.sketch) for n, f in enumerate(fps)
+    ]
+
+
+def supply(kind: str, fingerprinter: Fingerprinter, seed: int) -> Iterator[Probe]:
+    """The kind's articles, one after another, fingerprinted in batches."""
+    rng = random.Random(seed)
+    if kind == "random":
+        n = 0
+        while True:
+            yield from random_probes(rng, 1000, f"r{n}-")
+            n += 1000
+    documents = Documents(kind, rng)
+    n = 0
+    while True:
+        yield from probes(fingerprinter, [documents.next() for _ in range(1000)], "d", n)
+        n += 1000
+
+
+async def grow(args: argparse.Namespace, kind: str) -> None:
+    client = connect(args.redis_url)
+    await wipe(client)
+    settings = Settings(expected_docs=max(args.sizes))
+    fingerprinter = wiring.fingerprinter(settings)
+    index = RedisIndex(
+        client, f"growth-{kind}", wiring.layout(settings), wiring.index_options(settings)
+    )
+    loader = RedisIndex(
+        client, index.namespace, index.layout, IndexOptions(max_bucket_read=0)
+    )  # (indexes what it is given, without searching)
+    articles = supply(kind, fingerprinter, args.seed)
+    print(f"\n{kind}: layout {index.layout.name()}")
+    print(
+        "  indexed | articles/s | Redis CPU us/article | compared/article | Redis B/article"
+        " | process peak MB"
+    )
+    indexed = 0
+    base_memory = (await client.info("memory"))["used_memory"]
+    for size in sorted(args.sizes):
+        while indexed < size:
+            batch = [next(articles) for _ in range(min(2000, size - indexed))]
+            await loader.check_and_insert(batch)
+            indexed += len(batch)
+        await index.refresh()
+        measured = [next(articles) for _ in range(args.measure)]
+        cpu = await server_cpu_s(client)
+        started = time.perf_counter()
+        verdicts: list[Verdict] = []
+        for first in range(0, len(measured), CALL):
+            verdicts += await index.check_and_insert(measured[first : first + CALL])
+        elapsed = time.perf_counter() - started
+        cpu_us = (await server_cpu_s(client) - cpu) / len(measured) * 1e6
+        indexed += len(measured)
+        memory = ((await client.info("memory"))["used_memory"] - base_memory) / indexed
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        compared = sum(v.candidates for v in verdicts) / len(verdicts)
+        print(
+            f"  {size:>9,} | {len(measured) / elapsed:>10,.0f} | {cpu_us:>20,.0f} | "
+            f"{compared:>16,.1f} | {memory:>15,.0f} | {peak:>15,.0f}",
+            flush=True,
+        )
+        if elapsed > args.budget:
+            print(f"  (the decisions took {elapsed:.0f} s, past the budget: the growth stops)")
+            break
+    if kind != "random":
+        await planted_recall(index, kind, fingerprinter, args.seed)
+    await loader.close()
+    await index.close()
+
+
+async def planted_recall(
+    index: RedisIndex, kind: str, fingerprinter: Fingerprinter, seed: int
+) -> None:
+    """Pairs of a document and a copy with a share of its blocks replaced, decided in the
+    grown index: how many copies are called near-duplicates of their document, by the pair's
+    exact Jaccard similarity."""
+    documents = Documents(kind, random.Random(seed + 1))
+    originals = [documents.next() for _ in range(PLANTED)]
+    copies = [documents.copy(d, documents.rng.uniform(0.0, 0.5)) for d in originals]
+    await index.check_and_insert(probes(fingerprinter, originals, "p", 0))
+    verdicts = await index.check_and_insert(probes(fingerprinter, copies, "c", 0))
+    found: dict[tuple[float, float], list[bool]] = {band: [] for band in BANDS}
+    for n, (original, copy, verdict) in enumerate(zip(originals, copies, verdicts, strict=True)):
+        a, b = shingle_set("\n".join(original)), shingle_set("\n".join(copy))
+        jaccard = len(a & b) / len(a | b) if a | b else 1.0
+        hit = verdict.kind in (Kind.NEAR, Kind.EXACT) and verdict.duplicate_of == f"p{n}"
+        for band in BANDS:
+            if band[0] <= jaccard < band[1]:
+                found[band].append(hit)
+    cells = [
+        f"{low:.1f}-{min(high, 1.0):.1f}: {sum(hits) / len(hits):.2f} of {len(hits)}"
+        for (low, high), hits in found.items()
+        if hits
+    ]
+    print(
+        f"  planted copies found, by exact Jaccard (under {DIFFERENT} not listed): "
+        + "; ".join(cells)
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--kinds", default="template,news,random")
+    parser.add_argument(
+        "--sizes",
+        type=lambda s: [int(float(x)) for x in s.split(",")],
+        default=[10_000, 30_000, 100_000],
+        help="checkpoints: articles indexed before each measurement",
+    )
+    parser.add_argument("--measure", type=int, default=2000, help="articles decided per checkpoint")
+    parser.add_argument("--budget", type=float, default=120.0, help="seconds per checkpoint")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/10")
+    args = parser.parse_args()
+    for kind in args.kinds.split(","):
+        asyncio.run(grow(args, kind))
+
+
+if __name__ == "__main__":
+    main()
