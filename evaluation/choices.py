@@ -1,6 +1,7 @@
 """The detector's design choices side by side on the development sets: the search radius, the
 similarity a duplicate must reach, the sketch's shape, how a unit's count weighs, the
-shortest text fingerprinted, and whether near-duplicates are indexed. Run
+shortest text fingerprinted, whether near-duplicates are indexed, and candidates from bands
+over the sketch instead of the radius (evaluation/bands.py). Run
 `python -m evaluation.choices` (minutes); docs/quality.md shows its table.
 
 Each variant decides every set in stream order with the index's own rule
@@ -21,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from evaluation.bands import decide_by_bands
 from evaluation.damping import DampedFingerprinter
 from evaluation.datasets import EvalSet
 from evaluation.devsets import every_set
@@ -48,6 +50,7 @@ class Variant:
     threshold: int = defaults.THRESHOLD
     similarity: float = defaults.SIMILARITY
     index_duplicates: bool = True  # near-duplicates are candidates for later articles
+    bands: tuple[int, int] | None = None  # candidates from (bands, rows) over the sketch
 
     @property
     def shape(self) -> SketchShape:
@@ -75,6 +78,8 @@ VARIANTS = (
     replace(DEFAULTS, name="min words 5", fingerprinter={"min_words": 5}),
     replace(DEFAULTS, name="min words 20", fingerprinter={"min_words": 20}),
     replace(DEFAULTS, name="originals only indexed", index_duplicates=False),
+    replace(DEFAULTS, name="candidates from 16 bands of 4 bins (bounded)", bands=(16, 4)),
+    replace(DEFAULTS, name="candidates from 21 bands of 3 bins (bounded)", bands=(21, 3)),
 )
 
 
@@ -87,6 +92,12 @@ class Decisions:
 
 def decide(variant: Variant, fingerprints: Sequence[Fingerprint], ids: Sequence[str]) -> Decisions:
     """What each item is a duplicate of, in stream order, under `variant`."""
+    n = len(fingerprints)
+    if variant.bands is not None:
+        by_bands = decide_by_bands(
+            fingerprints, ids, variant.bands, variant.similarity, variant.shape
+        )
+        return Decisions(by_bands.predicted, by_bands.compared, n * (n - 1) // 2)
     rule = Rule.of(
         pigeonhole(variant.threshold), variant.threshold, variant.similarity, shape=variant.shape
     )
@@ -118,7 +129,6 @@ def decide(variant: Variant, fingerprints: Sequence[Fingerprint], ids: Sequence[
         out.append(found)
         exact[fp.content_hash] = i
         candidate[i] = fp.search is not None and (found is None or variant.index_duplicates)
-    n = len(fingerprints)
     return Decisions(out, comparisons, n * (n - 1) // 2)
 
 
