@@ -100,16 +100,17 @@ async def test_a_slow_script_of_another_client_is_waited_out_and_the_batch_decid
             r"index failed \(Redis runs a script .*\(BUSY\): .*trying the batch again", caplog.text
         )
     finally:
-        await admin.script_kill()
-        with pytest.raises(redis.exceptions.ResponseError, match="killed"):
-            await looping
+        try:
+            await admin.script_kill()
+            with pytest.raises(redis.exceptions.ResponseError, match="killed"):
+                await looping
+        finally:
+            for client in (admin, other):
+                await client.aclose()
     await started
     verdicts = await decided
     assert verdicts is not None
     assert [v.kind for v in verdicts] == [Kind.UNIQUE, Kind.EXACT]
-    await index.close()
-    for client in (admin, other):
-        await client.aclose()
 
 
 async def _until_busy(admin: aioredis.Redis) -> None:

@@ -66,9 +66,11 @@ async def test_an_idle_connection_the_server_closed_is_replaced_before_a_send(
     with proxy(port) as through:
         client = aioredis.Redis.from_url(f"redis://127.0.0.1:{through.port}/15")
         line = OrderedConnection(client)
-        assert await (await line.send([("PING",)])) == [b"PONG"]
-        through.switch(port)  # (closes the connections open now, as a cut does)
-        await asyncio.sleep(0.2)
-        assert await (await line.send([("ECHO", "after")])) == [b"after"]
-        await line.close()
-        await client.aclose()
+        try:
+            assert await (await line.send([("PING",)])) == [b"PONG"]
+            through.switch(port)  # (closes the connections open now, as a cut does)
+            await asyncio.sleep(0.2)
+            assert await (await line.send([("ECHO", "after")])) == [b"after"]
+        finally:
+            await line.close()
+            await client.aclose()
