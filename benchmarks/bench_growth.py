@@ -170,16 +170,40 @@ async def planted_recall(
     """Pairs of a document and a copy with a share of its blocks replaced, decided in the
     grown index: how many copies are called near-duplicates of their document, by the pair's
     exact Jaccard similarity."""
+    originals, copies, jaccards = planted(kind, fingerprinter, seed)
+    await index.check_and_insert(originals)
+    verdicts = await index.check_and_insert(copies)
+    print_found(
+        [
+            v.kind in (Kind.NEAR, Kind.EXACT) and v.duplicate_of == o.id
+            for o, v in zip(originals, verdicts, strict=True)
+        ],
+        jaccards,
+    )
+
+
+def planted(
+    kind: str, fingerprinter: Fingerprinter, seed: int
+) -> tuple[list[Probe], list[Probe], list[float]]:
+    """PLANTED documents, a copy of each with up to half of its blocks replaced, and each
+    pair's exact Jaccard similarity (evaluation/truth.py)."""
     documents = Documents(kind, random.Random(seed + 1))
     originals = [documents.next() for _ in range(PLANTED)]
     copies = [documents.copy(d, documents.rng.uniform(0.0, 0.5)) for d in originals]
-    await index.check_and_insert(probes(fingerprinter, originals, "p", 0))
-    verdicts = await index.check_and_insert(probes(fingerprinter, copies, "c", 0))
-    found: dict[tuple[float, float], list[bool]] = {band: [] for band in BANDS}
-    for n, (original, copy, verdict) in enumerate(zip(originals, copies, verdicts, strict=True)):
+    jaccards = []
+    for original, copy in zip(originals, copies, strict=True):
         a, b = shingle_set("\n".join(original)), shingle_set("\n".join(copy))
-        jaccard = len(a & b) / len(a | b) if a | b else 1.0
-        hit = verdict.kind in (Kind.NEAR, Kind.EXACT) and verdict.duplicate_of == f"p{n}"
+        jaccards.append(len(a & b) / len(a | b) if a | b else 1.0)
+    return (
+        probes(fingerprinter, originals, "p", 0),
+        probes(fingerprinter, copies, "c", 0),
+        jaccards,
+    )
+
+
+def print_found(hits: list[bool], jaccards: list[float]) -> None:
+    found: dict[tuple[float, float], list[bool]] = {band: [] for band in BANDS}
+    for hit, jaccard in zip(hits, jaccards, strict=True):
         for band in BANDS:
             if band[0] <= jaccard < band[1]:
                 found[band].append(hit)

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from worker.index.base import Entry, Rule, match
-from worker.model import SIMHASH_BITS, Fingerprint
+from worker.model import SIMHASH_BITS, Fingerprint, Probe
 from worker.text.sketch import SketchShape, bins_needed
 
 NEWEST = 32  # a bucket's entries read, newest first
@@ -38,6 +38,61 @@ class BandDecisions:
     largest_bucket: int  # entries in the fullest bucket at the end
 
 
+class BandIndex:
+    """Articles decided one after another against the bands of those before them."""
+
+    def __init__(self, layout: tuple[int, int], similarity: float, shape: SketchShape) -> None:
+        self.bands, self.rows = layout
+        if self.bands * self.rows > shape.bins:
+            raise ValueError(
+                f"{self.bands} bands of {self.rows} bins: the sketch has {shape.bins} bins"
+            )
+        # Every candidate is "within the radius": the sketches alone decide.
+        self.rule = Rule(
+            SIMHASH_BITS,
+            SIMHASH_BITS,
+            similarity,
+            bins_needed(similarity, shape),
+            shape.bins + 1,  # (no related tier: the radius is the threshold)
+            COMPARED,
+            shape,
+        )
+        self.buckets: dict[bytes, list[Entry]] = defaultdict(list)
+        self.exact: dict[bytes, str] = {}
+        self.compared = 0  # candidates compared, so far
+        self.read = 0  # bucket entries read, so far
+        self._seq = 0
+
+    def decide(self, probe: Probe) -> str | None:
+        """What the article is a duplicate of (None: unique), and it is indexed."""
+        exact = self.exact.setdefault(probe.content_hash, probe.id)
+        if exact != probe.id:
+            return exact
+        if probe.fingerprint is None or probe.sketch is None:
+            return None
+        keys = band_keys(probe.sketch, self.bands, self.rows)
+        shared: Counter[Entry] = Counter()
+        for key in keys:
+            newest = self.buckets[key][-NEWEST:]
+            self.read += len(newest)
+            shared.update(newest)
+        chosen = sorted(shared, key=lambda e: (-shared[e], -e.seq))[:COMPARED]
+        self.compared += len(chosen)
+        found = match(self.rule, probe.fingerprint, probe.sketch, chosen, probe.id)
+        near = found.entry if found is not None and found.near else None
+        self._seq += 1
+        entry = Entry(probe.id, probe.fingerprint, self._seq, sketch=probe.sketch)
+        theirs = set(band_keys(near.sketch, self.bands, self.rows)) if near else set()
+        for key in keys:
+            if key not in theirs:  # (novelty: a copy is posted only under what it adds)
+                self.buckets[key].append(entry)
+        return near.id if near else None
+
+    @property
+    def largest_bucket(self) -> int:
+        return max(map(len, self.buckets.values()), default=0)
+
+
 def decide_by_bands(
     fingerprints: Sequence[Fingerprint],
     ids: Sequence[str],
@@ -46,49 +101,9 @@ def decide_by_bands(
     shape: SketchShape,
 ) -> BandDecisions:
     """What each item is a duplicate of, in stream order."""
-    bands, rows = layout
-    if bands * rows > shape.bins:
-        raise ValueError(f"{bands} bands of {rows} bins: the sketch has {shape.bins} bins")
-    # Every candidate is "within the radius": the sketches alone decide.
-    rule = Rule(
-        SIMHASH_BITS,
-        SIMHASH_BITS,
-        similarity,
-        bins_needed(similarity, shape),
-        shape.bins + 1,  # (no related tier: the radius is the threshold)
-        COMPARED,
-        shape,
-    )
-    buckets: dict[bytes, list[int]] = defaultdict(list)
-    exact: dict[bytes, int] = {}
-    out: list[str | None] = []
-    compared = 0
-    for i, fp in enumerate(fingerprints):
-        if fp.content_hash in exact:
-            out.append(ids[exact[fp.content_hash]])
-            continue
-        exact[fp.content_hash] = i
-        if fp.search is None or fp.sketch is None:
-            out.append(None)
-            continue
-        keys = band_keys(fp.sketch, bands, rows)
-        shared: Counter[int] = Counter()
-        for key in keys:
-            shared.update(buckets[key][-NEWEST:])
-        chosen = sorted(shared, key=lambda j: (-shared[j], -j))[:COMPARED]
-        compared += len(chosen)
-        entries = [
-            Entry(ids[j], fingerprints[j].search or 0, j + 1, sketch=fingerprints[j].sketch or b"")
-            for j in chosen
-        ]
-        found = match(rule, fp.search, fp.sketch, entries, ids[i])
-        near = found if found is not None and found.near else None
-        out.append(near.entry.id if near else None)
-        posted = set(keys)
-        if near is not None:
-            theirs = fingerprints[near.entry.seq - 1].sketch or b""
-            posted -= set(band_keys(theirs, bands, rows))  # (novelty: only what it adds)
-        for key in keys:
-            if key in posted:
-                buckets[key].append(i)
-    return BandDecisions(out, compared, max(map(len, buckets.values()), default=0))
+    index = BandIndex(layout, similarity, shape)
+    predicted = [
+        index.decide(Probe(i, fp.content_hash, fp.search, fp.sketch))
+        for i, fp in zip(ids, fingerprints, strict=True)
+    ]
+    return BandDecisions(predicted, index.compared, index.largest_bucket)

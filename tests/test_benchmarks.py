@@ -93,6 +93,17 @@ def test_bench_growth(redis_url: str) -> None:
     assert len(rows) == 3  # each kind reached its second checkpoint
 
 
+def test_bench_bands() -> None:
+    out = run("bench_bands", "--sizes", "500,1000", "--measure", "200")
+    for kind in ("template", "news"):
+        assert f"{kind}: 16 bands of 4 bins" in out
+    assert out.count("planted copies found, by exact Jaccard") == 2
+    rows = re.findall(r"^ +1,000 \| +([\d.,]+) \|", out, re.MULTILINE)
+    reads = [float(r.replace(",", "")) for r in rows]
+    assert len(reads) == 2
+    assert all(r <= 16 * 32 for r in reads)  # the design's bound: 16 buckets, newest 32 each
+
+
 def test_bench_cache() -> None:
     out = run("bench_cache", "--sizes", "500,2000", "--searches", "200", "--rounds", "1")
     assert re.search(r"2,000 entries:  native +[0-9.]+  numpy +[0-9.]+", out), out
