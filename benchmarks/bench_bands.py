@@ -1,7 +1,8 @@
 """The work of a decision by bands over the set sketch as the index grows, on bench_growth's
-documents: the design the index is moving to (evaluation/bands.py), run in this process, so
-what it measures is the work (bucket entries read, candidates compared, the fullest bucket),
-not Redis's time; bench_growth measures today's index on the same documents.
+documents: the in-memory index's band postings (evaluation/bands.py drives them), run in
+this process, so what it measures is the work (bucket entries read, candidates compared,
+the fullest bucket), not Redis's time; bench_growth measures the Redis index on the same
+documents.
 
 At each checkpoint N the next `--measure` documents are decided: printed, per article, the
 bucket entries read and the candidates compared (bounded by the design: 16 buckets of at most

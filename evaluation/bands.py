@@ -1,34 +1,18 @@
-"""Candidates from bands over the set sketch (MinHash LSH), the way the index is moving to,
-measured on the development sets beside the SimHash radius (evaluation/choices.py).
-
-Each sketch is cut into `bands` bands of `rows` bins; two articles that agree on every bin
-of a band are candidates, so a pair sharing a share J of its shingles meets with probability
-1 - (1 - J^rows)^bands, whatever the index holds. The work is bounded: a bucket is read
-newest first, `NEWEST` entries at most; at most `COMPARED` candidates are compared, those
-sharing the most bands first; a near-duplicate is posted only under the bands it does not
-share with its match, so that a cluster of copies does not fill the buckets. The verdict is
-the index's rule (worker.index.base.match) on the sketches alone.
-
-The band keys here are the stored 8-bit bins (with 4 rows, 32 bits: chance meetings are
-negligible below ~10^8 articles).
-"""
+"""Candidates from bands over the set sketch (worker.layout.bands), measured on the
+development sets beside the SimHash radius (evaluation/choices.py): the in-memory index's
+band postings and rule, driven one article after another, counting the work (bucket entries
+read, candidates compared) that the index's verdicts do not report."""
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from worker.index.base import Entry, Rule, match
-from worker.model import SIMHASH_BITS, Fingerprint, Probe
-from worker.text.sketch import SketchShape, bins_needed
-
-NEWEST = 32  # a bucket's entries read, newest first
-COMPARED = 16  # candidates compared, those sharing the most bands first
-
-
-def band_keys(sketch: bytes, bands: int, rows: int) -> list[bytes]:
-    return [bytes([b]) + sketch[b * rows : (b + 1) * rows] for b in range(bands)]
+from worker.index.postings import BandPostings
+from worker.layout.bands import Bands
+from worker.model import Fingerprint, Probe
+from worker.text.sketch import SketchShape
 
 
 @dataclass
@@ -42,22 +26,9 @@ class BandIndex:
     """Articles decided one after another against the bands of those before them."""
 
     def __init__(self, layout: tuple[int, int], similarity: float, shape: SketchShape) -> None:
-        self.bands, self.rows = layout
-        if self.bands * self.rows > shape.bins:
-            raise ValueError(
-                f"{self.bands} bands of {self.rows} bins: the sketch has {shape.bins} bins"
-            )
-        # Every candidate is "within the radius": the sketches alone decide.
-        self.rule = Rule(
-            SIMHASH_BITS,
-            SIMHASH_BITS,
-            similarity,
-            bins_needed(similarity, shape),
-            shape.bins + 1,  # (no related tier: the radius is the threshold)
-            COMPARED,
-            shape,
-        )
-        self.buckets: dict[bytes, list[Entry]] = defaultdict(list)
+        bands = Bands(*layout)
+        self.rule = Rule.of_bands(bands, similarity, shape)
+        self.postings = BandPostings(bands)
         self.exact: dict[bytes, str] = {}
         self.compared = 0  # candidates compared, so far
         self.read = 0  # bucket entries read, so far
@@ -70,27 +41,18 @@ class BandIndex:
             return exact
         if probe.fingerprint is None or probe.sketch is None:
             return None
-        keys = band_keys(probe.sketch, self.bands, self.rows)
-        shared: Counter[Entry] = Counter()
-        for key in keys:
-            newest = self.buckets[key][-NEWEST:]
-            self.read += len(newest)
-            shared.update(newest)
-        chosen = sorted(shared, key=lambda e: (-shared[e], -e.seq))[:COMPARED]
-        self.compared += len(chosen)
-        found = match(self.rule, probe.fingerprint, probe.sketch, chosen, probe.id)
+        read = self.postings.read(probe.fingerprint, probe.sketch, None)
+        self.read += read.entries
+        self.compared += len(read.candidates)
+        found = match(self.rule, probe.fingerprint, probe.sketch, read.candidates, probe.id)
         near = found.entry if found is not None and found.near else None
         self._seq += 1
-        entry = Entry(probe.id, probe.fingerprint, self._seq, sketch=probe.sketch)
-        theirs = set(band_keys(near.sketch, self.bands, self.rows)) if near else set()
-        for key in keys:
-            if key not in theirs:  # (novelty: a copy is posted only under what it adds)
-                self.buckets[key].append(entry)
+        self.postings.post(Entry(probe.id, probe.fingerprint, self._seq, sketch=probe.sketch), near)
         return near.id if near else None
 
     @property
     def largest_bucket(self) -> int:
-        return max(map(len, self.buckets.values()), default=0)
+        return self.postings.largest_bucket
 
 
 def decide_by_bands(

@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import time
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
 
@@ -102,6 +103,27 @@ def test_bench_bands() -> None:
     reads = [float(r.replace(",", "")) for r in rows]
     assert len(reads) == 2
     assert all(r <= 16 * 32 for r in reads)  # the design's bound: 16 buckets, newest 32 each
+
+
+def test_bench_scan(tmp_path: Path) -> None:
+    out = run(
+        "bench_scan",
+        "--kinds",
+        "news",
+        "--sizes",
+        "300",
+        "--layouts",
+        "bands:16x4,auto",
+        "--folder",
+        str(tmp_path),
+    )
+    rows = re.findall(r"^\| news \| 300 \| (.+?) \| [\d.]+ \|.* \| (\d+)/(\d+) \|", out, re.M)
+    assert [name for name, _, _ in rows] == [
+        "datasketch MinHashLSH 0.8",
+        "scan, layout bands:16x4",
+        "scan, layout auto",
+    ]
+    assert all(int(planted) > 0 for _, _, planted in rows)  # (copies were planted)
 
 
 def test_bench_cache() -> None:

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import inspect
 
+import pytest
+
 from worker import defaults, wiring
+from worker.errors import ConfigError
 from worker.index import MemoryIndex
 from worker.index.redis import RedisIndex
 from worker.index.redis.client import connect
+from worker.layout.bands import Bands
 from worker.settings import Settings
 from worker.text.fingerprint import Fingerprinter
 
@@ -18,6 +22,17 @@ def test_the_layout_is_named_or_planned() -> None:
     planned = wiring.layout(Settings(threshold=7, expected_docs=5_000_000))
     assert planned.family == "multi-index"
     assert planned.search_radius == 7
+
+
+def test_a_band_layout_makes_an_embedded_band_index_and_is_refused_by_redis() -> None:
+    settings = Settings(layout="bands:16x4")
+    assert wiring.memory_index(settings).layout == Bands(16, 4)
+    with pytest.raises(ConfigError, match="band layouts work in the embedded index"):
+        wiring.redis_index(settings)
+    with pytest.raises(ConfigError, match="related_threshold needs SimHash tables"):
+        Settings(layout="bands:16x4", related_threshold=14)
+    with pytest.raises(ConfigError, match="rows must be >= 3"):
+        Settings(layout="bands:32x2")
 
 
 def test_a_related_threshold_lays_the_tables_out_for_it() -> None:

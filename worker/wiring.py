@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from worker.index.memory import MemoryIndex
     from worker.index.redis import RedisIndex
     from worker.index.redis.client import Client
+    from worker.layout.bands import Bands
     from worker.layout.tables import Layout
     from worker.pipeline.isolated import IsolatedReader
     from worker.pipeline.pipeline import Pipeline
@@ -25,9 +26,9 @@ if TYPE_CHECKING:
     from worker.text.fingerprint import Fingerprinter
 
 
-def layout(settings: Settings) -> Layout:
-    """The index's table layout, laid out for the search radius: the one named by
-    `settings.layout`, or the planner's choice."""
+def layout(settings: Settings) -> Layout | Bands:
+    """The index's layout: SimHash tables laid out for the search radius, or bands over the
+    sketch; the one named by `settings.layout`, or the planner's choice."""
     from worker.layout.planner import choose
 
     return choose(
@@ -91,12 +92,20 @@ def redis_index(
 ) -> RedisIndex:
     """The shared index, on a client of its own; with the `fingerprinter` of a pipeline on it,
     its settings are recorded and checked with the layout."""
+    from worker.errors import ConfigError
     from worker.index.redis import RedisIndex
+    from worker.layout.bands import Bands
 
+    chosen = layout(settings)
+    if isinstance(chosen, Bands):
+        raise ConfigError(
+            f"layout {settings.layout}: band layouts work in the embedded index (scan); the "
+            "shared Redis index takes SimHash tables (auto, pigeonhole, multi-index:M, ...)"
+        )
     return RedisIndex(
         redis_client(settings),
         settings.namespace,
-        layout(settings),
+        chosen,
         bucket_cache=settings.bucket_cache,
         fingerprint_spec=fingerprinter.fingerprint_spec if fingerprinter is not None else None,
         on_reset=on_reset,

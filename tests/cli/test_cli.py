@@ -3,6 +3,7 @@ import json
 import uuid
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from tests.support import ROOT
@@ -155,6 +156,8 @@ def test_plan_prints_the_layouts_and_the_cosine_figures() -> None:
     assert len(chosen) == 1
     assert "multi-index" in chosen[0]
     assert any(line.lstrip().startswith("pigeonhole, 8 bands") for line in lines)
+    band = next(line for line in lines if line.lstrip().startswith("bands, 16 of 4 bins"))
+    assert band.split()[-5:] == ["0.644", "0.891", "0.988", "1.000", "1.000"]  # J 0.5 .. 0.9
     assert "angle 36.87 deg" in result.output
     assert "79.52%" in result.output
     assert "13.11 differing bits" in result.output
@@ -168,6 +171,9 @@ def test_plan_as_json() -> None:
     assert plan["chosen"]["layout"].startswith("multi-index")
     assert plan["chosen"] in plan["layouts"]
     assert any(e["layout"].startswith("pigeonhole, 8 bands") for e in plan["layouts"])
+    sixteen = next(b for b in plan["bands"] if b["layout"] == "bands:16x4")
+    assert sixteen["recall"]["0.8"] == pytest.approx(1 - (1 - 0.8**4) ** 16)
+    assert sixteen["entries_read_at_most"] == 16 * 32
 
 
 def test_plan_with_a_bad_layout_setting_is_a_clean_error() -> None:

@@ -12,6 +12,7 @@ from worker.index import Index, MemoryIndex
 from worker.index.base import IndexOptions
 from worker.index.redis import RedisIndex
 from worker.index.redis.client import Client, connect
+from worker.layout.bands import Bands
 from worker.layout.tables import Layout, pigeonhole
 
 MakeIndex = Callable[..., Index]
@@ -24,6 +25,7 @@ def _layout(layout: int | Layout) -> Layout:
 @pytest.fixture(
     params=[
         "memory",
+        "memory-bands",
         pytest.param("redis", marks=pytest.mark.services),
         pytest.param("redis-numpy-cache", marks=pytest.mark.services),
         pytest.param("redis-no-cache", marks=pytest.mark.services),
@@ -36,10 +38,14 @@ async def make_index(request: pytest.FixtureRequest) -> AsyncIterator[MakeIndex]
     numpy, and without a copy, and on a 3-node Redis Cluster).
     make_index(k) builds the pigeonhole layout at threshold k; make_index(layout) any other;
     keywords: IndexOptions's."""
-    if request.param == "memory":
+    bands = request.param.endswith("bands")
+    marker = request.node.get_closest_marker("candidates")
+    if marker is not None and marker.args[0] != ("bands" if bands else "tables"):
+        pytest.skip(f"a contract of the {marker.args[0]} layouts")
+    if request.param.startswith("memory"):
         ticks = itertools.count()  # real time (expiry tests wait), never the same ms twice
         yield lambda layout=3, **kw: MemoryIndex(
-            _layout(layout),
+            Bands() if bands else _layout(layout),
             IndexOptions(**kw),
             clock_ms=lambda: int(time.time() * 1000) + next(ticks),
         )

@@ -15,9 +15,16 @@ from worker.text.fingerprint import Fingerprinter
 BASE = 0xF0E1D2C3B4A59687  # a fingerprint with its top bit set: fingerprints are unsigned
 
 
-# The sketch every probe has unless told otherwise: any two agree on all its bins, so that
-# whether two probes match is up to their fingerprints.
+# A sketch any two agree with on all bins.
 SAME = bytes(SKETCH_BYTES)
+
+
+def sketch_of(fp: int) -> bytes:
+    """The sketch a probe has unless told otherwise: bin i holds bit i of the fingerprint,
+    so that two probes k bits apart agree on 64 - k bins. Near fingerprints are then
+    similar sets too, and unrelated ones (~32 bits apart) are not, with SimHash tables and
+    with bands alike."""
+    return bytes((fp >> i) & 1 for i in range(SKETCH_BYTES))
 
 
 def sketch_agreeing(bins: int) -> bytes:
@@ -29,12 +36,15 @@ def probe(
     id: str,
     fp: int | None,
     content: str | None = None,
-    sketch: bytes = SAME,
+    sketch: bytes | None = None,
     position: tuple[int, int] | None = None,
 ) -> Probe:
-    """A probe whose content hash comes from `content` (default: unique to the id)."""
+    """A probe whose content hash comes from `content` (default: unique to the id), with
+    the sketch of its fingerprint (sketch_of) unless given one."""
     digest = xxhash.xxh3_128_digest((content if content is not None else f"text of {id}").encode())
-    return Probe(id, digest, fp, sketch if fp is not None else None, position)
+    if fp is None:
+        return Probe(id, digest, None, None, position)
+    return Probe(id, digest, fp, sketch if sketch is not None else sketch_of(fp), position)
 
 
 def flip(fp: int, bits: list[int]) -> int:

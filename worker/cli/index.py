@@ -145,13 +145,13 @@ def status(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as one JSON object.")
 def plan(threshold: int, docs: int, recall: float, cosine: float | None, as_json: bool) -> None:
     """Compare the index layouts for threshold K and N articles; mark the worker's choice."""
+    from worker.layout import bands, planner
     from worker.layout import cosine as cos
-    from worker.layout import planner
 
     settings = settings_from_env(threshold=threshold, expected_docs=docs, recall=recall)
     chosen = planner.plan(threshold, docs, settings.max_bucket_read, recall)
     if as_json and cosine is None:
-        click.echo(json.dumps(planner.plan_record(chosen)))
+        click.echo(json.dumps({**planner.plan_record(chosen), "bands": bands.plan_records(docs)}))
         return
     if as_json:
         raise click.UsageError("--json and --cosine go separately")
@@ -166,6 +166,12 @@ def plan(threshold: int, docs: int, recall: float, cosine: float | None, as_json
         f"chosen (*): {chosen.choice.layout.name()}: the fastest without hot buckets "
         "and with no more memory per article than the pigeonhole layout"
     )
+    click.echo(
+        "band layouts (DEDUP_LAYOUT=bands:BxR, scan only): candidates from bands of the set "
+        "sketch, judged by it alone; the work per article is bounded whatever the index holds"
+    )
+    for line in bands.plan_table(docs):
+        click.echo(line)
     if cosine is not None:
         try:
             f = cos.figures(cosine, chosen.choice.layout)

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from worker import defaults
+from worker.layout.bands import Bands
 from worker.layout.tables import Layout
-from worker.model import Forget, Owner, Probe, Verdict
+from worker.model import SIMHASH_BITS, Forget, Owner, Probe, Verdict
 from worker.text.simhash import hamming
 from worker.text.sketch import SketchShape, agreeing_bins, bins_needed, estimate
 
@@ -128,6 +129,20 @@ class Rule:
             bins_needed(defaults.RELATED_SIMILARITY, shape),
             max_candidates,
             shape,
+        )
+
+    @classmethod
+    def of_bands(cls, bands: Bands, similarity: float, shape: SketchShape | None = None) -> Rule:
+        """The rule with band candidates: the sketches alone decide (every candidate is
+        within the radius), `bands.compared` of them at most; no related tier."""
+        shape = shape or SketchShape(defaults.SKETCH_BINS, defaults.SKETCH_BITS)
+        bands.check(shape)
+        if not 0.0 < similarity <= 1.0:
+            raise ValueError(f"similarity must be in (0, 1], got {similarity}")
+        no_related = shape.bins + 1
+        needed = bins_needed(similarity, shape)
+        return cls(
+            SIMHASH_BITS, SIMHASH_BITS, similarity, needed, no_related, bands.compared, shape
         )
 
     def similarity_of(self, agreeing: int) -> float:

@@ -4,14 +4,15 @@ embedded `scan` mode. Not shared between processes."""
 from __future__ import annotations
 
 import time
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from worker.errors import IndexFenced
 from worker.index.base import Entry, IndexOptions, Op, Rule, duplicate_threshold, match
+from worker.index.postings import BandPostings, Postings, Read, TablePostings
+from worker.layout.bands import Bands
 from worker.layout.planner import default_layout
-from worker.layout.tables import Layout, neighbours
+from worker.layout.tables import Layout
 from worker.model import Forget, Kind, Owner, Probe, Verdict
 from worker.text.simhash import hamming
 
@@ -29,23 +30,30 @@ class _Record:
 class MemoryIndex:
     def __init__(
         self,
-        layout: Layout | None = None,
+        layout: Layout | Bands | None = None,
         options: IndexOptions | None = None,
         *,
         clock_ms: Callable[[], int] | None = None,
     ) -> None:
-        """`layout` (default: the default settings'), `options` (IndexOptions); `clock_ms`
-        (default: the system's) stamps decisions."""
+        """`layout`: SimHash tables (default: the default settings') or bands over the
+        sketch; `options` (IndexOptions); `clock_ms` (default: the system's) stamps
+        decisions."""
         options = options or IndexOptions()
         self.layout = layout or default_layout()
-        self.threshold = duplicate_threshold(self.layout, options.threshold)
-        self.rule = Rule.of(self.layout, self.threshold, options.similarity)
-        self.max_bucket_read = options.max_bucket_read
+        self.max_bucket_read = options.max_bucket_read  # (SimHash tables; bands: Bands.newest)
+        self._postings: Postings
+        if isinstance(self.layout, Bands):
+            self.rule = Rule.of_bands(self.layout, options.similarity)
+            self.threshold = self.rule.threshold
+            self._postings = BandPostings(self.layout)
+        else:
+            self.threshold = duplicate_threshold(self.layout, options.threshold)
+            self.rule = Rule.of(self.layout, self.threshold, options.similarity)
+            self._postings = TablePostings(self.layout, options.max_bucket_read)
         self.retention_s = options.retention_s
         self.renew_on_match = options.renew_on_match
         self.redelivery_window_s = options.redelivery_window_s
         self._clock_ms = clock_ms or (lambda: int(time.time() * 1000))
-        self._buckets: defaultdict[tuple[int, int], list[Entry]] = defaultdict(list)
         self._exact: dict[bytes, str] = {}
         self._records: dict[str, _Record] = {}
         # What a message (id, position) did, once a later message deleted or replaced its
@@ -127,7 +135,9 @@ class MemoryIndex:
         if verdict.kind is not Kind.EXACT:
             self._exact.setdefault(probe.content_hash, probe.id)
             if probe.fingerprint is not None:
-                entry = self._insert(probe.id, probe.fingerprint, now, probe.sketch or b"")
+                near = self._records.get(verdict.duplicate_of or "")
+                matched = near.entry if near is not None and verdict.kind is Kind.NEAR else None
+                entry = self._insert(probe.id, probe.fingerprint, now, probe.sketch or b"", matched)
         self._records[probe.id] = _Record(
             probe.content_hash, verdict, entry, original, now, probe.position
         )
@@ -135,18 +145,13 @@ class MemoryIndex:
             self._renew(verdict.duplicate_of, now)
         return verdict
 
-    def _insert(self, article_id: str, fingerprint: int, now: int, sketch: bytes) -> Entry:
+    def _insert(
+        self, article_id: str, fingerprint: int, now: int, sketch: bytes, match: Entry | None
+    ) -> Entry:
         self._seq += 1
         entry = Entry(article_id, fingerprint, self._seq, now, sketch)
-        for table, key in enumerate(self.layout.keys(fingerprint)):
-            self._buckets[table, key].append(entry)
+        self._postings.post(entry, match)
         return entry
-
-    def _unbucket(self, entry: Entry) -> None:
-        for table, key in enumerate(self.layout.keys(entry.fingerprint)):
-            bucket = self._buckets.get((table, key), [])
-            if entry in bucket:  # (expired entries may have been cut already)
-                bucket.remove(entry)
 
     def _renew(self, article_id: str, now: int) -> None:
         """The article starts its retention again: it moves to the end of its buckets."""
@@ -155,10 +160,9 @@ class MemoryIndex:
             return
         record.alive_ms = now
         if record.entry is not None:
-            self._unbucket(record.entry)
-            record.entry = self._insert(
-                article_id, record.entry.fingerprint, now, record.entry.sketch
-            )
+            old = record.entry
+            record.entry = self._insert(article_id, old.fingerprint, now, old.sketch, None)
+            self._postings.unpost(old, successor=record.entry)
 
     def _kept_of(
         self, article_id: str, position: tuple[int, int] | None, now: int
@@ -178,7 +182,7 @@ class MemoryIndex:
             until = self._clock_ms() + self.redelivery_window_s * 1000
             self._gone[article_id, record.position] = (record, until)
         if record.entry is not None:
-            self._unbucket(record.entry)
+            self._postings.unpost(record.entry)
         if self._exact.get(record.content_hash) == article_id:
             del self._exact[record.content_hash]
         return True
@@ -214,18 +218,10 @@ class MemoryIndex:
                 original=original,
                 seen_at_ms=now,
             ), original
-        read: list[Entry] = []
-        hot = 0
-        if probe.fingerprint is not None and probe.sketch and self.max_bucket_read > 0:
-            keys = self.layout.keys(probe.fingerprint)
-            for number, (table, key) in enumerate(zip(self.layout.tables, keys, strict=True)):
-                for value in neighbours(key, table.width, table.probe_radius):
-                    bucket = self._buckets.get((number, value), [])
-                    if cutoff is not None:
-                        bucket[:] = [e for e in bucket if e.seen_ms // 1000 >= cutoff]
-                    read += bucket[-self.max_bucket_read :]  # the newest, as Redis reads them
-                    hot += len(bucket) > self.max_bucket_read
-            found = match(self.rule, probe.fingerprint, probe.sketch, read, probe.id)
+        read = Read()
+        if probe.fingerprint is not None and probe.sketch:
+            read = self._postings.read(probe.fingerprint, probe.sketch, cutoff)
+            found = match(self.rule, probe.fingerprint, probe.sketch, read.candidates, probe.id)
             if found is not None:
                 entry = found.entry
                 original = _cluster_of(self._records[entry.id].original, entry.id, probe.id)
@@ -241,16 +237,16 @@ class MemoryIndex:
                     similarity=self.rule.similarity_of(found.agreeing),
                     original=original if found.near else None,
                     seen_at_ms=now,
-                    candidates=len(read),
-                    hot_buckets=hot,
+                    candidates=read.entries,
+                    hot_buckets=read.hot,
                 ), cluster
         return Verdict(
             id=probe.id,
             kind=Kind.UNIQUE,
             fingerprint=probe.fingerprint,
             seen_at_ms=now,
-            candidates=len(read),
-            hot_buckets=hot,
+            candidates=read.entries,
+            hot_buckets=read.hot,
         ), probe.id
 
     async def close(self) -> None:

@@ -17,6 +17,7 @@ from math import ceil, comb, expm1, log
 from typing import Any
 
 from worker import defaults
+from worker.layout.bands import Bands, parse_bands
 from worker.layout.tables import (
     MAX_KEY_BITS,
     Family,
@@ -175,23 +176,38 @@ def plan(
     return Plan(estimates, fit[0] if fit else baseline)
 
 
-def choose(search_radius: int, name: str, docs: int, recall: float, max_bucket_read: int) -> Layout:
+def choose(
+    search_radius: int, name: str, docs: int, recall: float, max_bucket_read: int
+) -> Layout | Bands:
     """The layout named in settings, or with "auto" the planner's choice."""
     if name == "auto":
         return plan(search_radius, docs, max_bucket_read, recall).choice.layout
+    return named(name, search_radius)
+
+
+def named(name: str, search_radius: int) -> Layout | Bands:
+    """A layout named in settings: SimHash tables (tables.parse_layout) or "bands:BxR"."""
+    family, _, arg = name.strip().partition(":")
+    if family == "bands":
+        try:
+            return parse_bands(arg)
+        except ValueError as exc:
+            raise ValueError(f"layout {name!r}: {exc}") from None
     return parse_layout(name, search_radius)
 
 
 @cache
 def default_layout() -> Layout:
     """The layout of the default settings: what an index built without one uses."""
-    return choose(
+    layout = choose(
         max(defaults.THRESHOLD, defaults.RELATED_THRESHOLD),
         defaults.LAYOUT,
         defaults.EXPECTED_DOCS,
         defaults.RECALL,
         defaults.MAX_BUCKET_READ,
     )
+    assert isinstance(layout, Layout), "the default layout is SimHash tables"
+    return layout
 
 
 def plan_table(p: Plan) -> list[str]:

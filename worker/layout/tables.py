@@ -288,5 +288,6 @@ def parse_layout(text: str, search_radius: int) -> Layout:
     except ValueError as exc:
         raise ValueError(f"layout {text!r}: {exc}") from None
     raise ValueError(
-        f"layout {text!r} is not one of: auto, pigeonhole, multi-index:M, blocks:B, sampled:LxR"
+        f"layout {text!r} is not one of: auto, pigeonhole, multi-index:M, blocks:B, "
+        "sampled:LxR, bands:BxR"
     )

@@ -93,7 +93,7 @@ class Settings:
     replication_factor: int = 1
     threshold: int = defaults.THRESHOLD
     related_threshold: int = defaults.RELATED_THRESHOLD
-    layout: str = defaults.LAYOUT  # or pigeonhole, multi-index:M, blocks:B, sampled:LxR
+    layout: str = defaults.LAYOUT  # or pigeonhole, multi-index:M, blocks:B, sampled:LxR, bands:BxR
     expected_docs: int = defaults.EXPECTED_DOCS
     recall: float = defaults.RECALL
     retention_days: float = 0.0  # older articles stop matching and are removed; 0: kept
@@ -145,12 +145,16 @@ class Settings:
             f"retention_days must be >= 0 (0 keeps articles for ever), got {self.retention_days}",
         )
         if self.layout != "auto":
-            from worker.layout.tables import parse_layout  # (numpy: only for a named layout)
+            from worker.layout.planner import named  # (numpy: only for a named layout)
 
             try:
-                parse_layout(self.layout, self.search_radius)
+                named(self.layout, self.search_radius)
             except ValueError as exc:
                 raise ConfigError(f"{exc}; or use auto (the planner's choice)") from None
+            _check(
+                not self.layout.startswith("bands") or self.related_threshold == 0,
+                "related_threshold needs SimHash tables: band layouts judge by the sketch alone",
+            )
         _check(
             0.0 < self.similarity <= 1.0,
             f"similarity must be in (0, 1] (an estimated Jaccard similarity), got "

@@ -7,7 +7,7 @@ import json
 
 import redis.asyncio as aioredis
 
-from tests.support.factories import BASE, flip, probe, sketch_agreeing
+from tests.support.factories import BASE, SAME, flip, probe, sketch_agreeing
 from worker.index.redis import RedisIndex, format, scripts
 from worker.index.redis.keys import NamespaceKeys
 from worker.layout.tables import multi_index
@@ -48,7 +48,7 @@ async def test_what_the_scripts_write_reads_back_through_format(
     index = RedisIndex(redis_client, "format", layout)
     keys = NamespaceKeys("format")
     sketch = sketch_agreeing(60)
-    original = probe("original", BASE)
+    original = probe("original", BASE, sketch=SAME)
     copy = probe("copy", flip(BASE, [1, 2]), sketch=sketch)
     again = probe("again", flip(BASE, [1, 2]), content="text of copy", sketch=sketch)
     unique, near, exact = await index.check_and_insert([original, copy, again])

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from tests.support.factories import BASE, flip, probe, sketch_agreeing
+from tests.support.factories import BASE, SAME, flip, probe, sketch_agreeing
 from worker.errors import LayoutMismatch
 from worker.index.base import IndexOptions
 from worker.index.memory import MemoryIndex
@@ -144,7 +144,9 @@ async def test_expiry_is_judged_by_redis_clock_whatever_the_worker_clock_says(
     # is behind Redis's would take them for live, hand them over, and miss the live one.
     index = RedisIndex(redis_client, "clocks", LAYOUT, options=IndexOptions(retention_s=3))
     await _at_second_start(redis_client)
-    olds = [probe(f"old {i}", flip(BASE, [i % 64, (i * 7 + 3) % 64])) for i in range(20)]
+    olds = [
+        probe(f"old {i}", flip(BASE, [i % 64, (i * 7 + 3) % 64]), sketch=SAME) for i in range(20)
+    ]
     await index.check_and_insert(olds)
     await asyncio.sleep(2)
     live = flip(BASE, [10, 20, 30, 40, 50, 60, 62, 5])
@@ -152,7 +154,7 @@ async def test_expiry_is_judged_by_redis_clock_whatever_the_worker_clock_says(
     await asyncio.sleep(2.2)
     real = time.time
     monkeypatch.setattr(time, "time", lambda: real() - 1.5)
-    [v] = await index.check_and_insert([probe("article", BASE)])
+    [v] = await index.check_and_insert([probe("article", BASE, sketch=SAME)])
     assert (v.kind, v.duplicate_of) == (Kind.NEAR, "live")
 
 

@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import pytest
+
+from worker.layout.bands import Bands, parse_bands
+from worker.text.sketch import SketchShape
+
+
+def test_keys_are_the_band_number_then_its_bins() -> None:
+    sketch = bytes(range(64))
+    keys = Bands(16, 4).keys(sketch)
+    assert len(keys) == 16
+    assert keys[0] == b"\x00\x00\x01\x02\x03"
+    assert keys[15] == b"\x0f\x3c\x3d\x3e\x3f"
+    assert len(set(Bands(16, 4).keys(bytes(64)))) == 16  # equal bins, distinct bands
+
+
+def test_ranked_reads_the_newest_of_each_bucket_and_prefers_the_most_shared() -> None:
+    bands = Bands(16, 4, newest=3, compared=2)
+    # (entries are their own seq: larger is newer)
+    ranked = bands.ranked([[1, 2, 3, 4], [2, 9], [9, 7]], seq=lambda e: e)
+    assert ranked == [9, 2]  # 9 and 2 share two bands; 1 is past the newest 3 of its bucket
+    assert bands.ranked([[5], [6]], seq=lambda e: e) == [6, 5]  # between equals, the newest
+
+
+def test_recall_is_the_banding_formula() -> None:
+    bands = Bands(16, 4)
+    assert bands.recall(1.0) == 1.0
+    assert bands.recall(0.0) == 0.0
+    assert bands.recall(0.6) == pytest.approx(1 - (1 - 0.6**4) ** 16)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("16", "write bands:BxR"),
+        ("16x2", "rows must be >= 3"),
+        ("0x4", "bands must be 1..255"),
+        ("x4", "invalid literal"),
+    ],
+)
+def test_bad_band_layouts_say_the_fix(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse_bands(text)
+
+
+def test_bands_must_fit_the_sketch() -> None:
+    Bands(16, 4).check(SketchShape(64, 8))
+    with pytest.raises(ValueError, match="need 68 bins; the sketch has 64"):
+        Bands(17, 4).check(SketchShape(64, 8))
+    assert parse_bands("21x3") == Bands(21, 3)
+    assert Bands(21, 3).spec() == "bands:21x3"

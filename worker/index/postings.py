@@ -1,0 +1,140 @@
+"""Where the in-memory index posts its entries and finds an article's candidates: under the
+SimHash tables' keys (TablePostings) or under the set sketch's bands (BandPostings). Both
+keep each bucket in the order inserted and read the newest entries, as Redis does."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from worker.index.base import Entry
+from worker.layout.bands import Bands
+from worker.layout.tables import Layout, neighbours
+
+
+@dataclass
+class Read:
+    """An article's candidates, and what finding them took."""
+
+    candidates: list[Entry] = field(default_factory=list)  # to judge by the rule
+    entries: int = 0  # bucket entries read
+    hot: int = 0  # buckets holding more entries than are read
+
+
+class Postings(Protocol):
+    def post(self, entry: Entry, match: Entry | None) -> None:
+        """Index `entry`, a near-duplicate of `match` (None: not a near-duplicate)."""
+        ...
+
+    def unpost(self, entry: Entry, successor: Entry | None = None) -> None:
+        """Take `entry` out (`successor`: the same article, posted again)."""
+        ...
+
+    def read(self, fingerprint: int, sketch: bytes, cutoff_s: int | None) -> Read:
+        """The candidates of an article, without entries indexed before `cutoff_s`."""
+        ...
+
+
+class TablePostings:
+    """Every entry under its key in each table; an article reads every key within each
+    table's probe radius of its own, up to `max_bucket_read` newest entries of each."""
+
+    def __init__(self, layout: Layout, max_bucket_read: int) -> None:
+        self.layout = layout
+        self.max_bucket_read = max_bucket_read
+        self._buckets: defaultdict[tuple[int, int], list[Entry]] = defaultdict(list)
+
+    def post(self, entry: Entry, match: Entry | None) -> None:
+        for table, key in enumerate(self.layout.keys(entry.fingerprint)):
+            self._buckets[table, key].append(entry)
+
+    def unpost(self, entry: Entry, successor: Entry | None = None) -> None:
+        for table, key in enumerate(self.layout.keys(entry.fingerprint)):
+            _remove(self._buckets.get((table, key)), entry)
+
+    def read(self, fingerprint: int, sketch: bytes, cutoff_s: int | None) -> Read:
+        read = Read()
+        if self.max_bucket_read <= 0:
+            return read
+        keys = self.layout.keys(fingerprint)
+        for number, (table, key) in enumerate(zip(self.layout.tables, keys, strict=True)):
+            for value in neighbours(key, table.width, table.probe_radius):
+                bucket = _live(self._buckets.get((number, value), []), cutoff_s)
+                read.candidates += bucket[-self.max_bucket_read :]
+                read.hot += len(bucket) > self.max_bucket_read
+        read.entries = len(read.candidates)
+        return read
+
+
+class BandPostings:
+    """Entries under their sketch's band keys (worker.layout.bands). A near-duplicate is
+    posted only under the bands it does not share with its match, and depends on the match
+    for the others: once the match is removed or expires, it is posted under them too."""
+
+    def __init__(self, bands: Bands) -> None:
+        self.bands = bands
+        self._buckets: dict[bytes, list[Entry]] = {}
+        self._dependents: dict[Entry, list[tuple[Entry, list[bytes]]]] = {}
+
+    def post(self, entry: Entry, match: Entry | None) -> None:
+        shared = set(self.bands.keys(match.sketch)) if match is not None else set()
+        skipped = []
+        for key in self.bands.keys(entry.sketch):
+            if key in shared:
+                skipped.append(key)
+            else:
+                self._buckets.setdefault(key, []).append(entry)
+        if match is not None and skipped:
+            self._dependents.setdefault(match, []).append((entry, skipped))
+
+    def unpost(self, entry: Entry, successor: Entry | None = None) -> None:
+        """Take `entry` out; its dependents move to `successor` (the same article posted
+        again under every band), or are posted under the bands they skipped."""
+        for key in self.bands.keys(entry.sketch):
+            _remove(self._buckets.get(key), entry)
+        dependents = self._dependents.pop(entry, [])
+        if successor is not None:
+            self._dependents.setdefault(successor, []).extend(dependents)
+            return
+        for dependent, keys in dependents:
+            for key in keys:
+                self._buckets.setdefault(key, []).append(dependent)
+
+    @property
+    def largest_bucket(self) -> int:
+        return max(map(len, self._buckets.values()), default=0)
+
+    def read(self, fingerprint: int, sketch: bytes, cutoff_s: int | None) -> Read:
+        keys = self.bands.keys(sketch)
+        if cutoff_s is not None:
+            for key in keys:
+                for gone in _cut(self._buckets.get(key, []), cutoff_s):
+                    self.unpost(gone)
+        buckets = [self._buckets.get(k, []) for k in keys]
+        newest = self.bands.newest
+        return Read(
+            self.bands.ranked(buckets, seq=lambda e: e.seq),
+            sum(min(len(b), newest) for b in buckets),
+            sum(len(b) > newest for b in buckets),
+        )
+
+
+def _cut(bucket: list[Entry], cutoff_s: int) -> list[Entry]:
+    """The bucket's entries indexed before `cutoff_s`, taken out of it."""
+    gone = [e for e in bucket if e.seen_ms // 1000 < cutoff_s]
+    if gone:
+        bucket[:] = [e for e in bucket if e.seen_ms // 1000 >= cutoff_s]
+    return gone
+
+
+def _live(bucket: list[Entry], cutoff_s: int | None) -> list[Entry]:
+    """The bucket without its expired entries (cut for good)."""
+    if cutoff_s is not None:
+        _cut(bucket, cutoff_s)
+    return bucket
+
+
+def _remove(bucket: list[Entry] | None, entry: Entry) -> None:
+    if bucket is not None and entry in bucket:  # (expired entries may have been cut already)
+        bucket.remove(entry)
