@@ -30,6 +30,7 @@ class Fingerprint:
     words: float  # length in words (a character unit counts as half a word)
     sketch: bytes | None = None  # the set sketch of its shingles; None with `search`
     format: Format = Format.TEXT  # what the text was read as
+    line: bytes | None = None  # a short text's units, 16 bits each (text/lines.py); else None
 
 
 class Reason(StrEnum):
@@ -89,6 +90,7 @@ class Probe:
     # keeps it with the verdict, so that a redelivery of the message is known for one even
     # after a later message deleted or replaced the article.
     position: tuple[int, int] | None = None
+    line: bytes | None = None  # a short text's units (Fingerprint.line)
 
     def __post_init__(self) -> None:
         if self.fingerprint is not None and not self.sketch:

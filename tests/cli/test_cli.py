@@ -59,6 +59,34 @@ def test_scan_prints_one_verdict_per_line(tmp_path: Path) -> None:
     assert all(len(o["fingerprint"]) == 16 for o in out[:2])
 
 
+def test_scan_with_bands_judges_short_lines_by_their_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ENV["layout"], "bands:16x4")
+    lines = [
+        {"id": "title", "text": "Storm closes the harbour for a second day"},
+        {"id": "page", "text": PRODUCT_PAGE},
+        {"id": "retitled", "text": "Storm closes the harbour for a third day"},
+        {"id": "copy", "text": PRODUCT_PAGE.replace("Portland", "Denver")},
+        {"id": "other", "text": "Harbour reopens after the storm"},
+    ]
+    path = tmp_path / "articles.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    result = CliRunner().invoke(main, ["scan", str(path)])
+    assert result.exit_code == 0, result.output
+    out = [json.loads(line) for line in result.output.splitlines()]
+    for line in out:
+        validate("scan-line", line)
+    assert [(o["verdict"], o["duplicate_of"]) for o in out] == [
+        ("unique", None),
+        ("unique", None),
+        ("duplicate", "title"),
+        ("duplicate", "page"),
+        ("unique", None),
+    ]
+    assert (out[2]["distance"], out[2]["similarity"]) == (None, 0.7778)  # 7 of 9 words
+
+
 def test_scan_decides_every_line_around_texts_that_cannot_be_read(tmp_path: Path) -> None:
     forward = "From: a@example.com\nTo: b@example.org\nContent-Type: message/rfc822\n\n"
     lines = [

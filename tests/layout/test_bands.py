@@ -10,9 +10,10 @@ def test_keys_are_the_band_number_then_its_bins() -> None:
     sketch = bytes(range(64))
     keys = Bands(16, 4).keys(sketch)
     assert len(keys) == 16
-    assert keys[0] == b"\x00\x00\x01\x02\x03"
-    assert keys[15] == b"\x0f\x3c\x3d\x3e\x3f"
+    assert keys[0] == 0x00_00010203
+    assert keys[15] == 0x0F_3C3D3E3F
     assert len(set(Bands(16, 4).keys(bytes(64)))) == 16  # equal bins, distinct bands
+    assert Bands(21, 3).keys(sketch)[20] == 0x14_3C3D3E
 
 
 def test_ranked_reads_the_newest_of_each_bucket_and_prefers_the_most_shared() -> None:

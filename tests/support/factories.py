@@ -38,13 +38,14 @@ def probe(
     content: str | None = None,
     sketch: bytes | None = None,
     position: tuple[int, int] | None = None,
+    line: bytes | None = None,
 ) -> Probe:
     """A probe whose content hash comes from `content` (default: unique to the id), with
     the sketch of its fingerprint (sketch_of) unless given one."""
     digest = xxhash.xxh3_128_digest((content if content is not None else f"text of {id}").encode())
     if fp is None:
-        return Probe(id, digest, None, None, position)
-    return Probe(id, digest, fp, sketch if sketch is not None else sketch_of(fp), position)
+        return Probe(id, digest, None, None, position, line)
+    return Probe(id, digest, fp, sketch if sketch is not None else sketch_of(fp), position, line)
 
 
 def flip(fp: int, bits: list[int]) -> int:

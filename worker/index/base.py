@@ -12,6 +12,7 @@ from worker import defaults
 from worker.layout.bands import Bands
 from worker.layout.tables import Layout
 from worker.model import SIMHASH_BITS, Forget, Owner, Probe, Verdict
+from worker.text.lines import line_distance, line_rule
 from worker.text.simhash import hamming
 from worker.text.sketch import SketchShape, agreeing_bins, bins_needed, estimate
 
@@ -159,6 +160,7 @@ class Entry:
     seq: int  # order of indexing in its index: 1 for the first, then 2, ...
     seen_ms: int = 0  # when it was indexed (for expiry)
     sketch: bytes = b""
+    line: bytes = b""  # a short text's units (worker.text.lines)
 
 
 @dataclass(frozen=True)
@@ -190,3 +192,19 @@ def match(
         if (near or related) and (best_key is None or key < best_key):
             best, best_key = Match(entry, distance, agreeing, near), key
     return best
+
+
+def match_line(line: bytes, candidates: Iterable[Entry], exclude_id: str) -> Entry | None:
+    """A short line's match among `candidates` (worker.text.lines): of the lines the line
+    rule makes near-duplicates, the one with the fewest units changed (between equals, the
+    first seen). An article is never its own match."""
+    best: tuple[int, int, Entry] | None = None
+    for entry in candidates:
+        if entry.id == exclude_id or not entry.line:
+            continue
+        distance = line_distance(line, entry.line)
+        if line_rule(distance, line, entry.line) and (
+            best is None or (distance, entry.seq) < best[:2]
+        ):
+            best = (distance, entry.seq, entry)
+    return best[2] if best is not None else None

@@ -8,12 +8,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from worker.errors import IndexFenced
-from worker.index.base import Entry, IndexOptions, Op, Rule, duplicate_threshold, match
-from worker.index.postings import BandPostings, Postings, Read, TablePostings
+from worker.index.base import (
+    Entry,
+    IndexOptions,
+    Op,
+    Rule,
+    duplicate_threshold,
+    match,
+    match_line,
+)
+from worker.index.postings import BandPostings, LinePostings, Postings, Read, TablePostings
 from worker.layout.bands import Bands
 from worker.layout.planner import default_layout
 from worker.layout.tables import Layout
 from worker.model import Forget, Kind, Owner, Probe, Verdict
+from worker.text.lines import line_similarity
 from worker.text.simhash import hamming
 
 
@@ -46,10 +55,12 @@ class MemoryIndex:
             self.rule = Rule.of_bands(self.layout, options.similarity)
             self.threshold = self.rule.threshold
             self._postings = BandPostings(self.layout)
+            self._lines: LinePostings | None = LinePostings(self.layout.newest)
         else:
             self.threshold = duplicate_threshold(self.layout, options.threshold)
             self.rule = Rule.of(self.layout, self.threshold, options.similarity)
             self._postings = TablePostings(self.layout, options.max_bucket_read)
+            self._lines = None
         self.retention_s = options.retention_s
         self.renew_on_match = options.renew_on_match
         self.redelivery_window_s = options.redelivery_window_s
@@ -134,10 +145,10 @@ class MemoryIndex:
         entry = None
         if verdict.kind is not Kind.EXACT:
             self._exact.setdefault(probe.content_hash, probe.id)
-            if probe.fingerprint is not None:
+            if probe.fingerprint is not None or (self._lines is not None and probe.line):
                 near = self._records.get(verdict.duplicate_of or "")
                 matched = near.entry if near is not None and verdict.kind is Kind.NEAR else None
-                entry = self._insert(probe.id, probe.fingerprint, now, probe.sketch or b"", matched)
+                entry = self._insert(probe, now, matched)
         self._records[probe.id] = _Record(
             probe.content_hash, verdict, entry, original, now, probe.position
         )
@@ -145,13 +156,17 @@ class MemoryIndex:
             self._renew(verdict.duplicate_of, now)
         return verdict
 
-    def _insert(
-        self, article_id: str, fingerprint: int, now: int, sketch: bytes, match: Entry | None
-    ) -> Entry:
+    def _insert(self, probe: Probe | Entry, now: int, match: Entry | None) -> Entry:
+        """Index an article (or an entry again) under a new sequence number."""
         self._seq += 1
-        entry = Entry(article_id, fingerprint, self._seq, now, sketch)
-        self._postings.post(entry, match)
+        line = (probe.line or b"") if self._lines is not None else b""
+        fingerprint = probe.fingerprint if probe.fingerprint is not None else 0
+        entry = Entry(probe.id, fingerprint, self._seq, now, probe.sketch or b"", line)
+        self._postings_of(entry).post(entry, match)
         return entry
+
+    def _postings_of(self, entry: Entry) -> Postings | LinePostings:
+        return self._lines if self._lines is not None and entry.line else self._postings
 
     def _renew(self, article_id: str, now: int) -> None:
         """The article starts its retention again: it moves to the end of its buckets."""
@@ -161,8 +176,8 @@ class MemoryIndex:
         record.alive_ms = now
         if record.entry is not None:
             old = record.entry
-            record.entry = self._insert(article_id, old.fingerprint, now, old.sketch, None)
-            self._postings.unpost(old, successor=record.entry)
+            record.entry = self._insert(old, now, None)
+            self._postings_of(old).unpost(old, successor=record.entry)
 
     def _kept_of(
         self, article_id: str, position: tuple[int, int] | None, now: int
@@ -182,7 +197,7 @@ class MemoryIndex:
             until = self._clock_ms() + self.redelivery_window_s * 1000
             self._gone[article_id, record.position] = (record, until)
         if record.entry is not None:
-            self._postings.unpost(record.entry)
+            self._postings_of(record.entry).unpost(record.entry)
         if self._exact.get(record.content_hash) == article_id:
             del self._exact[record.content_hash]
         return True
@@ -218,28 +233,28 @@ class MemoryIndex:
                 original=original,
                 seen_at_ms=now,
             ), original
-        read = Read()
-        if probe.fingerprint is not None and probe.sketch:
-            read = self._postings.read(probe.fingerprint, probe.sketch, cutoff)
-            found = match(self.rule, probe.fingerprint, probe.sketch, read.candidates, probe.id)
-            if found is not None:
-                entry = found.entry
-                original = _cluster_of(self._records[entry.id].original, entry.id, probe.id)
-                kind = Kind.NEAR if found.near else Kind.RELATED
-                cluster = original if found.near else probe.id
-                return Verdict(
-                    id=probe.id,
-                    kind=kind,
-                    fingerprint=probe.fingerprint,
-                    duplicate_of=entry.id,
-                    distance=found.distance,
-                    duplicate_of_fingerprint=entry.fingerprint,
-                    similarity=self.rule.similarity_of(found.agreeing),
-                    original=original if found.near else None,
-                    seen_at_ms=now,
-                    candidates=read.entries,
-                    hot_buckets=read.hot,
-                ), cluster
+        read, found = self._find(probe, cutoff)
+        if found is not None:
+            entry, near, similarity = found
+            original = _cluster_of(self._records[entry.id].original, entry.id, probe.id)
+            matched_fingerprint = self._records[entry.id].verdict.fingerprint
+            return Verdict(
+                id=probe.id,
+                kind=Kind.NEAR if near else Kind.RELATED,
+                fingerprint=probe.fingerprint,
+                duplicate_of=entry.id,
+                distance=(
+                    hamming(probe.fingerprint, matched_fingerprint)
+                    if probe.fingerprint is not None and matched_fingerprint is not None
+                    else None
+                ),
+                duplicate_of_fingerprint=matched_fingerprint,
+                similarity=similarity,
+                original=original if near else None,
+                seen_at_ms=now,
+                candidates=read.entries,
+                hot_buckets=read.hot,
+            ), original if near else probe.id
         return Verdict(
             id=probe.id,
             kind=Kind.UNIQUE,
@@ -249,8 +264,26 @@ class MemoryIndex:
             hot_buckets=read.hot,
         ), probe.id
 
+    def _find(self, probe: Probe, cutoff: int | None) -> tuple[Read, _Found | None]:
+        """The probe's candidates, and its match among them: a short line's by the line
+        rule (with bands), any other's by the sketch rule."""
+        if self._lines is not None and probe.line:
+            read = self._lines.read(probe.line, cutoff)
+            line = match_line(probe.line, read.candidates, probe.id)
+            return read, (line, True, line_similarity(probe.line, line.line)) if line else None
+        if probe.fingerprint is None or not probe.sketch:
+            return Read(), None
+        read = self._postings.read(probe.fingerprint, probe.sketch, cutoff)
+        found = match(self.rule, probe.fingerprint, probe.sketch, read.candidates, probe.id)
+        if found is None:
+            return read, None
+        return read, (found.entry, found.near, self.rule.similarity_of(found.agreeing))
+
     async def close(self) -> None:
         return None
+
+
+_Found = tuple[Entry, bool, float]  # the match, whether a near-duplicate, the similarity
 
 
 def _later_in_partition(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:

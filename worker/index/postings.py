@@ -11,6 +11,7 @@ from typing import Protocol
 from worker.index.base import Entry
 from worker.layout.bands import Bands
 from worker.layout.tables import Layout, neighbours
+from worker.text.lines import line_keys
 
 
 @dataclass
@@ -74,8 +75,8 @@ class BandPostings:
 
     def __init__(self, bands: Bands) -> None:
         self.bands = bands
-        self._buckets: dict[bytes, list[Entry]] = {}
-        self._dependents: dict[Entry, list[tuple[Entry, list[bytes]]]] = {}
+        self._buckets: dict[int, list[Entry]] = {}
+        self._dependents: dict[Entry, list[tuple[Entry, list[int]]]] = {}
 
     def post(self, entry: Entry, match: Entry | None) -> None:
         shared = set(self.bands.keys(match.sketch)) if match is not None else set()
@@ -117,6 +118,31 @@ class BandPostings:
             self.bands.ranked(buckets, seq=lambda e: e.seq),
             sum(min(len(b), newest) for b in buckets),
             sum(len(b) > newest for b in buckets),
+        )
+
+
+class LinePostings:
+    """Short lines under their band keys (worker.text.lines); an article reads the newest
+    `bands.newest` of each of its buckets, every one a candidate: ranking lines by bands
+    shared would put a templated line's many look-alikes before its copy."""
+
+    def __init__(self, newest: int) -> None:
+        self.newest = newest
+        self._buckets: dict[int, list[Entry]] = {}
+
+    def post(self, entry: Entry, match: Entry | None) -> None:
+        for key in line_keys(entry.line):
+            self._buckets.setdefault(key, []).append(entry)
+
+    def unpost(self, entry: Entry, successor: Entry | None = None) -> None:
+        for key in line_keys(entry.line):
+            _remove(self._buckets.get(key), entry)
+
+    def read(self, line: bytes, cutoff_s: int | None) -> Read:
+        buckets = [_live(self._buckets.get(k, []), cutoff_s) for k in line_keys(line)]
+        read = [e for b in buckets for e in b[-self.newest :]]
+        return Read(
+            list(dict.fromkeys(read)), len(read), sum(len(b) > self.newest for b in buckets)
         )
 
 

@@ -19,10 +19,10 @@ articles meet by chance about once per 10^9 pairs per band.
 
 from __future__ import annotations
 
-from collections import Counter
+import struct
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from worker import defaults
 from worker.text.sketch import SketchShape
@@ -59,19 +59,33 @@ class Bands:
                 f"the sketch has {shape.bins}"
             )
 
-    def keys(self, sketch: bytes) -> list[bytes]:
-        """The sketch's band keys: the band's number, then its bins."""
+    def keys(self, sketch: bytes) -> list[int]:
+        """The sketch's band keys: the band's number, then its bins (big-endian)."""
         r = self.rows
-        return [bytes((b,)) + sketch[b * r : (b + 1) * r] for b in range(self.bands)]
+        if r == 4:  # (the default: one call for every band)
+            values = struct.unpack_from(f">{self.bands}I", sketch)
+            return [(b << 32) | v for b, v in enumerate(values)]
+        return [
+            (b << 8 * r) | int.from_bytes(sketch[b * r : (b + 1) * r], "big")
+            for b in range(self.bands)
+        ]
 
     def ranked(self, buckets: Iterable[Sequence[T]], seq: Callable[[T], int]) -> list[T]:
         """The candidates to compare, from the buckets of an article's bands (each in the
         order inserted): the `newest` of each, those sharing the most bands first (between
-        equals, the newest by `seq`), `compared` at most. Equal entries are one candidate."""
-        shared: Counter[T] = Counter()
+        equals, the newest by `seq`), `compared` at most. Entries of one `seq` are one
+        candidate."""
+        shared: dict[int, list[Any]] = {}  # seq -> [bands shared, entry]
         for bucket in buckets:
-            shared.update(bucket[-self.newest :])
-        return sorted(shared, key=lambda e: (-shared[e], -seq(e)))[: self.compared]
+            for entry in bucket[-self.newest :]:
+                key = seq(entry)
+                found = shared.get(key)
+                if found is None:
+                    shared[key] = [1, entry]
+                else:
+                    found[0] += 1
+        best = sorted(shared.items(), key=lambda kv: (-kv[1][0], -kv[0]))[: self.compared]
+        return [entry for _, (_, entry) in best]
 
     def recall(self, jaccard: float) -> float:
         """Probability that a pair sharing `jaccard` of its shingles shares a band."""

@@ -96,7 +96,7 @@ class Pipeline:
             if isinstance(item, Article):
                 fp = fingerprint_of[i]
                 asked.append((i, item, fp))
-                ops.append(Probe(item.id, fp.content_hash, fp.search, fp.sketch, position))
+                ops.append(Probe(item.id, fp.content_hash, fp.search, fp.sketch, position, fp.line))
             elif not isinstance(item, Rejection):
                 asked.append((i, None, None))
                 ops.append(Forget(item.id, position))

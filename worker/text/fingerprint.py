@@ -22,6 +22,7 @@ from worker.model import Fingerprint, Format
 from worker.text.fast_units import fast_units
 from worker.text.features import ChineseUnits, units, words_of
 from worker.text.idf import IdfTable, default_table, jieba_table
+from worker.text.lines import LINE_MAX_UNITS, LINE_MIN_UNITS, line_of
 from worker.text.markup import detect, reader_text
 from worker.text.native import NativeFingerprinter, native_fingerprinter
 from worker.text.normalize import folded_utf8, normalized_tokens
@@ -169,15 +170,18 @@ class Fingerprinter:
             computed = self._fingerprints(long_enough) if long_enough else []
         pairs = iter(computed)  # (search, sketch) of each text long enough
         out = []
-        for text_as_sent, (content_hash, words, n), ok, format in zip(
-            as_sent, hash_and_lengths, is_long_enough, formats, strict=True
+        for text, text_as_sent, (content_hash, words, n), ok, format in zip(
+            texts, as_sent, hash_and_lengths, is_long_enough, formats, strict=True
         ):
             search, sketch = next(pairs) if ok else (None, None)
             if not n:
                 content_hash = xxhash.xxh3_128_digest(
                     _AS_SENT + text_as_sent.encode("utf-8", "replace")
                 )
-            out.append(Fingerprint(content_hash, search, words, sketch, format))
+            line = None
+            if LINE_MIN_UNITS <= n <= LINE_MAX_UNITS:
+                line = line_of(feature_hashes(self.units_of(text)))
+            out.append(Fingerprint(content_hash, search, words, sketch, format, line))
         return out
 
     def _fits(self, words: float, units: int) -> bool:
