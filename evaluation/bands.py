@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from worker.index.base import Entry, Rule, match
-from worker.index.postings import BandPostings
+from worker.index.base import Entry, Rule, match, match_line
+from worker.index.postings import BandPostings, LinePostings
 from worker.layout.bands import Bands
 from worker.model import Fingerprint, Probe
 from worker.text.sketch import SketchShape
@@ -25,10 +25,13 @@ class BandDecisions:
 class BandIndex:
     """Articles decided one after another against the bands of those before them."""
 
-    def __init__(self, layout: tuple[int, int], similarity: float, shape: SketchShape) -> None:
+    def __init__(
+        self, layout: tuple[int, int], similarity: float, shape: SketchShape, lines: bool = False
+    ) -> None:
         bands = Bands(*layout)
         self.rule = Rule.of_bands(bands, similarity, shape)
         self.postings = BandPostings(bands)
+        self.lines = LinePostings(bands.newest) if lines else None  # (short lines apart)
         self.exact: dict[bytes, str] = {}
         self.compared = 0  # candidates compared, so far
         self.read = 0  # bucket entries read, so far
@@ -39,6 +42,8 @@ class BandIndex:
         exact = self.exact.setdefault(probe.content_hash, probe.id)
         if exact != probe.id:
             return exact
+        if self.lines is not None and probe.line:
+            return self._decide_line(probe, probe.line)
         if probe.fingerprint is None or probe.sketch is None:
             return None
         read = self.postings.read(probe.fingerprint, probe.sketch, None)
@@ -49,6 +54,16 @@ class BandIndex:
         self._seq += 1
         self.postings.post(Entry(probe.id, probe.fingerprint, self._seq, sketch=probe.sketch), near)
         return near.id if near else None
+
+    def _decide_line(self, probe: Probe, line: bytes) -> str | None:
+        assert self.lines is not None
+        read = self.lines.read(line, None)
+        self.read += read.entries
+        self.compared += len(read.candidates)
+        found = match_line(line, read.candidates, probe.id)
+        self._seq += 1
+        self.lines.post(Entry(probe.id, probe.fingerprint or 0, self._seq, line=line), None)
+        return found.id if found else None
 
     @property
     def largest_bucket(self) -> int:
@@ -61,11 +76,13 @@ def decide_by_bands(
     layout: tuple[int, int],
     similarity: float,
     shape: SketchShape,
+    lines: bool = False,
 ) -> BandDecisions:
-    """What each item is a duplicate of, in stream order."""
-    index = BandIndex(layout, similarity, shape)
+    """What each item is a duplicate of, in stream order (`lines`: short lines by their
+    words)."""
+    index = BandIndex(layout, similarity, shape, lines)
     predicted = [
-        index.decide(Probe(i, fp.content_hash, fp.search, fp.sketch))
+        index.decide(Probe(i, fp.content_hash, fp.search, fp.sketch, line=fp.line))
         for i, fp in zip(ids, fingerprints, strict=True)
     ]
     return BandDecisions(predicted, index.compared, index.largest_bucket)

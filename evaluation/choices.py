@@ -51,6 +51,7 @@ class Variant:
     similarity: float = defaults.SIMILARITY
     index_duplicates: bool = True  # near-duplicates are candidates for later articles
     bands: tuple[int, int] | None = None  # candidates from (bands, rows) over the sketch
+    lines: bool = False  # with bands: short lines judged by their words (worker.text.lines)
 
     @property
     def shape(self) -> SketchShape:
@@ -80,6 +81,12 @@ VARIANTS = (
     replace(DEFAULTS, name="originals only indexed", index_duplicates=False),
     replace(DEFAULTS, name="candidates from 16 bands of 4 bins (bounded)", bands=(16, 4)),
     replace(DEFAULTS, name="candidates from 21 bands of 3 bins (bounded)", bands=(21, 3)),
+    replace(
+        DEFAULTS,
+        name="16 bands of 4 bins, short lines by their words (`bands:16x4`)",
+        bands=(16, 4),
+        lines=True,
+    ),
 )
 
 
@@ -95,7 +102,7 @@ def decide(variant: Variant, fingerprints: Sequence[Fingerprint], ids: Sequence[
     n = len(fingerprints)
     if variant.bands is not None:
         by_bands = decide_by_bands(
-            fingerprints, ids, variant.bands, variant.similarity, variant.shape
+            fingerprints, ids, variant.bands, variant.similarity, variant.shape, variant.lines
         )
         return Decisions(by_bands.predicted, by_bands.compared, n * (n - 1) // 2)
     rule = Rule.of(

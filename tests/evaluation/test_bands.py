@@ -50,3 +50,14 @@ def test_a_cluster_of_copies_keeps_its_buckets_small_and_every_copy_found() -> N
 def test_more_bins_than_the_sketch_has_are_refused() -> None:
     with pytest.raises(ValueError, match="the sketch has 64"):
         decide_by_bands([], [], (17, 4), 0.6, SHAPE)
+
+
+def test_short_lines_are_judged_by_their_words_when_asked() -> None:
+    from worker.text.fingerprint import Fingerprinter
+
+    texts = [f"Storm closes the harbour for a {n} day" for n in ("second", "third")]
+    fps = Fingerprinter().many(texts)
+    assert all(f.line is not None for f in fps)
+    with_lines = decide_by_bands(fps, ["a", "b"], (16, 4), 0.6, SHAPE, lines=True)
+    assert with_lines.predicted == [None, "a"]
+    assert decide_by_bands(fps, ["a", "b"], (16, 4), 0.6, SHAPE).predicted == [None, None]

@@ -57,3 +57,12 @@ def test_html_sites_are_raw_pages_of_one_template() -> None:
     assert len(reader_text(site.items[0].text)) < len(site.items[0].text)
     with pytest.raises(ValueError, match="site must be"):
         devsets.html_site("elsewhere")
+
+
+def test_a_headline_with_one_word_changed_is_a_duplicate_of_its_source() -> None:
+    items = devsets.short_set().items
+    changed = [i for i in items if i.tag == "one word"]
+    assert len(changed) > 100
+    assert all(i.truth is not None and i.id.removesuffix("-word") in i.truth for i in changed)
+    cosmetic = [i for i in items if i.tag == "cosmetic"]
+    assert all(i.truth for i in cosmetic)  # (their shingles say so: case and punctuation)
