@@ -184,3 +184,17 @@ async def test_a_short_line_is_found_again_after_its_match_is_deleted(
     again = "Update these docs for the scan commands"
     v = await one(index, probe("again", None, content=again, line=line(again)))
     assert (v.kind, v.duplicate_of) == (Kind.NEAR, "l1")
+
+
+async def test_a_deleted_copy_stays_gone_when_its_match_is_deleted_too(
+    make_index: MakeIndex,
+) -> None:
+    rng = random.Random(7)
+    story = rng.randbytes(64)
+    index = make_index()
+    await one(index, probe("story", BASE, sketch=story))
+    copy = edited(story, [0], rng)
+    assert (await one(index, probe("copy", BASE ^ 1, sketch=copy))).duplicate_of == "story"
+    assert await index.forget(["copy", "story"]) == [True, True]
+    v = await one(index, probe("later", BASE ^ 2, sketch=edited(copy, [1], rng)))
+    assert (v.kind, v.duplicate_of) == (Kind.UNIQUE, None)

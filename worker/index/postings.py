@@ -76,7 +76,9 @@ class BandPostings:
     def __init__(self, bands: Bands) -> None:
         self.bands = bands
         self._buckets: dict[int, list[Entry]] = {}
-        self._dependents: dict[Entry, list[tuple[Entry, list[int]]]] = {}
+        # match -> {dependent: the bands it skipped}, and dependent -> its match
+        self._dependents: dict[Entry, dict[Entry, list[int]]] = {}
+        self._match_of: dict[Entry, Entry] = {}
 
     def post(self, entry: Entry, match: Entry | None) -> None:
         shared = set(self.bands.keys(match.sketch)) if match is not None else set()
@@ -87,18 +89,24 @@ class BandPostings:
             else:
                 self._buckets.setdefault(key, []).append(entry)
         if match is not None and skipped:
-            self._dependents.setdefault(match, []).append((entry, skipped))
+            self._dependents.setdefault(match, {})[entry] = skipped
+            self._match_of[entry] = match
 
     def unpost(self, entry: Entry, successor: Entry | None = None) -> None:
         """Take `entry` out; its dependents move to `successor` (the same article posted
         again under every band), or are posted under the bands they skipped."""
         for key in self.bands.keys(entry.sketch):
             _remove(self._buckets.get(key), entry)
-        dependents = self._dependents.pop(entry, [])
+        match = self._match_of.pop(entry, None)
+        if match is not None:
+            self._dependents.get(match, {}).pop(entry, None)
+        dependents = self._dependents.pop(entry, {})
         if successor is not None:
-            self._dependents.setdefault(successor, []).extend(dependents)
+            self._dependents.setdefault(successor, {}).update(dependents)
+            self._match_of.update(dict.fromkeys(dependents, successor))
             return
-        for dependent, keys in dependents:
+        for dependent, keys in dependents.items():
+            del self._match_of[dependent]
             for key in keys:
                 self._buckets.setdefault(key, []).append(dependent)
 
