@@ -86,6 +86,7 @@ VARIANTS = (
         name="16 bands of 4 bins, short lines by their words (`bands:16x4`)",
         bands=(16, 4),
         lines=True,
+        fingerprinter={"lines": True},
     ),
 )
 

@@ -27,6 +27,8 @@ def test_the_layout_is_named_or_planned() -> None:
 def test_a_band_layout_makes_an_embedded_band_index_and_is_refused_by_redis() -> None:
     settings = Settings(layout="bands:16x4")
     assert wiring.memory_index(settings).layout == Bands(16, 4)
+    assert wiring.fingerprinter(settings).lines  # (short lines' units: only bands use them)
+    assert not wiring.fingerprinter(Settings()).lines
     with pytest.raises(ConfigError, match="band layouts work in the embedded index"):
         wiring.redis_index(settings)
     with pytest.raises(ConfigError, match="related_threshold needs SimHash tables"):

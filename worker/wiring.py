@@ -54,6 +54,7 @@ def fingerprinter(settings: Settings) -> Fingerprinter:
         idf,
         detect_format=settings.detect_format,
         main_content=settings.html_main_content,
+        lines=settings.layout.startswith("bands"),  # (what only band layouts judge by)
     )
 
 

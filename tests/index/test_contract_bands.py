@@ -147,7 +147,7 @@ def line(words: str) -> bytes:
     """A short line's units, as the fingerprinter keeps them."""
     from worker.text.fingerprint import Fingerprinter
 
-    found = Fingerprinter()(words).line
+    found = Fingerprinter(lines=True)(words).line
     assert found is not None
     return found
 
