@@ -8,10 +8,11 @@
   them, as a template's would;
 - random: random fingerprints and sketches (bench_index's articles).
 
-For each kind the index (the worker's RedisIndex, its defaults and the planner's layout for
-the largest size) is filled in steps. At each checkpoint N the next `--measure` documents are
-decided as the worker decides them, 100 per call, pipelined; printed: articles/s, Redis's CPU
-per article, the candidates compared per article, Redis's memory per article and this
+For each kind the index (the worker's, with its defaults and `--layout`: the planner's SimHash
+tables for the largest size, or bands such as bands:16x4) is filled in steps. At each
+checkpoint N the next `--measure` documents are decided as the worker decides them, 100 per
+call, pipelined; printed: articles/s, Redis's CPU per article, the candidates per article
+(tables: entries compared; bands: postings read), Redis's memory per article and this
 process's peak memory. A checkpoint whose decisions take longer than `--budget` seconds ends
 the kind's growth. Then planted pairs, each a document and a copy with some of its blocks
 replaced, are decided: the share found, by their exact Jaccard similarity (the evaluation's
@@ -36,8 +37,9 @@ from evaluation import corpora
 from evaluation.truth import DIFFERENT, shingle_set
 from worker import wiring
 from worker.index.base import IndexOptions
-from worker.index.redis import RedisIndex
+from worker.index.redis import RedisBandIndex, RedisIndex
 from worker.index.redis.client import connect
+from worker.layout.bands import Bands
 from worker.model import Kind, Probe, Verdict
 from worker.settings import Settings
 from worker.text.fingerprint import Fingerprinter
@@ -94,7 +96,8 @@ def probes(
 ) -> list[Probe]:
     fps = fingerprinter.many(["\n".join(d) for d in documents])
     return [
-        Probe(f"{prefix}{start + n}", f.content_hash, f.search, f.sketch) for n, f in enumerate(fps)
+        Probe(f"{prefix}{start + n}", f.content_hash, f.search, f.sketch, line=f.line)
+        for n, f in enumerate(fps)
     ]
 
 
@@ -116,16 +119,23 @@ def supply(kind: str, fingerprinter: Fingerprinter, seed: int) -> Iterator[Probe
 async def grow(args: argparse.Namespace, kind: str) -> None:
     client = connect(args.redis_url)
     await wipe(client)
-    settings = Settings(expected_docs=max(args.sizes))
+    settings = Settings(expected_docs=max(args.sizes), layout=args.layout)
     fingerprinter = wiring.fingerprinter(settings)
-    index = RedisIndex(
-        client, f"growth-{kind}", wiring.layout(settings), wiring.index_options(settings)
-    )
-    loader = RedisIndex(
-        client, index.namespace, index.layout, IndexOptions(max_bucket_read=0)
-    )  # (indexes what it is given, without searching)
+    layout = wiring.layout(settings)
+    index: RedisIndex
+    loader: RedisIndex
+    if isinstance(layout, Bands):
+        # (no bulk load: the band script searches as it inserts, and is fast enough to fill)
+        index = loader = RedisBandIndex(
+            client, f"growth-{kind}", layout, wiring.index_options(settings)
+        )
+    else:
+        index = RedisIndex(client, f"growth-{kind}", layout, wiring.index_options(settings))
+        loader = RedisIndex(
+            client, index.namespace, layout, IndexOptions(max_bucket_read=0)
+        )  # (indexes what it is given, without searching)
     articles = supply(kind, fingerprinter, args.seed)
-    print(f"\n{kind}: layout {index.layout.name()}")
+    print(f"\n{kind}: layout {layout.name()}")
     print(
         "  indexed | articles/s | Redis CPU us/article | compared/article | Redis B/article"
         " | process peak MB"
@@ -160,7 +170,8 @@ async def grow(args: argparse.Namespace, kind: str) -> None:
             break
     if kind != "random":
         await planted_recall(index, kind, fingerprinter, args.seed)
-    await loader.close()
+    if loader is not index:
+        await loader.close()
     await index.close()
 
 
@@ -230,6 +241,7 @@ def main() -> None:
     parser.add_argument("--measure", type=int, default=2000, help="articles decided per checkpoint")
     parser.add_argument("--budget", type=float, default=120.0, help="seconds per checkpoint")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--layout", default="auto", help="DEDUP_LAYOUT: auto, or bands:16x4, ...")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/10")
     args = parser.parse_args()
     for kind in args.kinds.split(","):

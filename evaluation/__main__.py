@@ -58,7 +58,7 @@ def evaluate(
     from evaluation.run import evaluate as run_evaluation
 
     with clean_errors():
-        changes = _settings(settings)
+        changes = parse_settings(settings)
         run_evaluation(
             out,
             changes,
@@ -71,7 +71,7 @@ def evaluate(
     click.echo(f"wrote {out / 'results.md'}", err=True)
 
 
-def _settings(pairs: tuple[str, ...]) -> dict[str, Any]:
+def parse_settings(pairs: tuple[str, ...]) -> dict[str, Any]:
     """NAME=VALUE pairs as setting values, parsed and checked as the environment's are."""
     raw: dict[str, str] = {}
     for pair in pairs:

@@ -10,7 +10,7 @@ import pytest
 from worker import defaults, wiring
 from worker.errors import ConfigError
 from worker.index import MemoryIndex
-from worker.index.redis import RedisIndex
+from worker.index.redis import RedisBandIndex, RedisIndex
 from worker.index.redis.client import connect
 from worker.layout.bands import Bands
 from worker.settings import Settings
@@ -24,13 +24,14 @@ def test_the_layout_is_named_or_planned() -> None:
     assert planned.search_radius == 7
 
 
-def test_a_band_layout_makes_an_embedded_band_index_and_is_refused_by_redis() -> None:
+def test_a_band_layout_makes_band_indexes() -> None:
     settings = Settings(layout="bands:16x4")
     assert wiring.memory_index(settings).layout == Bands(16, 4)
+    shared = wiring.redis_index(settings)  # (never connects)
+    assert isinstance(shared, RedisBandIndex)
+    assert shared.bands == Bands(16, 4)
     assert wiring.fingerprinter(settings).lines  # (short lines' units: only bands use them)
     assert not wiring.fingerprinter(Settings()).lines
-    with pytest.raises(ConfigError, match="band layouts work in the embedded index"):
-        wiring.redis_index(settings)
     with pytest.raises(ConfigError, match="related_threshold needs SimHash tables"):
         Settings(layout="bands:16x4", related_threshold=14)
     with pytest.raises(ConfigError, match="rows must be >= 3"):

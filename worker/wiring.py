@@ -92,23 +92,28 @@ def redis_index(
     on_reset: Callable[[str], None] | None = None,
 ) -> RedisIndex:
     """The shared index, on a client of its own; with the `fingerprinter` of a pipeline on it,
-    its settings are recorded and checked with the layout."""
-    from worker.errors import ConfigError
-    from worker.index.redis import RedisIndex
+    its settings are recorded and checked with the layout. A band layout makes the band index
+    (RedisBandIndex), SimHash tables the table index."""
+    from worker.index.redis import RedisBandIndex, RedisIndex
     from worker.layout.bands import Bands
 
     chosen = layout(settings)
+    spec = fingerprinter.fingerprint_spec if fingerprinter is not None else None
     if isinstance(chosen, Bands):
-        raise ConfigError(
-            f"layout {settings.layout}: band layouts work in the embedded index (scan); the "
-            "shared Redis index takes SimHash tables (auto, pigeonhole, multi-index:M, ...)"
+        return RedisBandIndex(
+            redis_client(settings),
+            settings.namespace,
+            chosen,
+            index_options(settings),
+            fingerprint_spec=spec,
+            on_reset=on_reset,
         )
     return RedisIndex(
         redis_client(settings),
         settings.namespace,
         chosen,
         bucket_cache=settings.bucket_cache,
-        fingerprint_spec=fingerprinter.fingerprint_spec if fingerprinter is not None else None,
+        fingerprint_spec=spec,
         on_reset=on_reset,
         options=index_options(settings),
     )

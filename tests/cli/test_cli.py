@@ -84,7 +84,7 @@ def test_scan_with_bands_judges_short_lines_by_their_words(
         ("duplicate", "page"),
         ("unique", None),
     ]
-    assert (out[2]["distance"], out[2]["similarity"]) == (None, 0.7778)  # 7 of 9 words
+    assert (out[2]["distance"], out[2]["similarity"]) == (None, 0.78)  # 7 of 9 words, in hundredths
 
 
 def test_scan_decides_every_line_around_texts_that_cannot_be_read(tmp_path: Path) -> None:
@@ -326,6 +326,33 @@ def test_status_reports_the_index(redis_url: str, tmp_path: Path) -> None:
     assert (record["records"], record["originals"], record["entries"]) == (3, 2, 4)
     assert record["layout"]["layout"] == "multi-index"
     assert record["retention_days"] is None
+
+
+def test_status_counts_the_postings_of_a_band_index(redis_url: str, tmp_path: Path) -> None:
+    env = {
+        ENV["redis_url"]: redis_url,
+        ENV["namespace"]: f"cli-{uuid.uuid4().hex[:8]}",
+        ENV["layout"]: "bands:16x4",
+    }
+    history = tmp_path / "h.jsonl"
+    texts = [
+        PRODUCT_PAGE,
+        PRODUCT_PAGE.upper(),
+        RECIPE,
+        "Fix the race between the cache and its reload",
+    ]
+    history.write_text(
+        "".join(json.dumps({"id": f"a{n}", "text": t}) + "\n" for n, t in enumerate(texts))
+    )
+    assert CliRunner().invoke(main, ["backfill", str(history)], env=env).exit_code == 0
+    as_json = CliRunner().invoke(main, ["status", "--json"], env=env)
+    assert as_json.exit_code == 0, as_json.output
+    record = json.loads(as_json.output)
+    validate("status", record)
+    assert record["layout"]["layout"] == "bands"
+    assert record["layout"]["tables"] == "bands:16x4"
+    # two originals and a short line, each under 16 buckets (the exact copy under none)
+    assert (record["records"], record["originals"], record["entries"]) == (4, 3, 48)
 
 
 def test_the_readme_sample_is_what_scan_prints_for_the_examples() -> None:

@@ -8,7 +8,7 @@ import sys
 import click
 import pytest
 
-from evaluation.__main__ import _settings
+from evaluation.__main__ import parse_settings
 from tests.support import ROOT
 
 
@@ -20,7 +20,7 @@ def test_the_command_runs_from_a_checkout() -> None:
     assert "--setting NAME=VALUE" in done.stdout
 
 
-def test_settings_are_parsed_and_checked_as_the_environments_are() -> None:
-    assert _settings(("threshold=9", "shingle_size=2")) == {"threshold": 9, "shingle_size": 2}
+def testparse_settings_are_parsed_and_checked_as_the_environments_are() -> None:
+    assert parse_settings(("threshold=9", "shingle_size=2")) == {"threshold": 9, "shingle_size": 2}
     with pytest.raises(click.BadParameter, match="expected NAME=VALUE"):
-        _settings(("no_such_setting=1",))
+        parse_settings(("no_such_setting=1",))

@@ -10,7 +10,7 @@ import pytest
 
 from worker.index import Index, MemoryIndex
 from worker.index.base import IndexOptions
-from worker.index.redis import RedisIndex
+from worker.index.redis import RedisBandIndex, RedisIndex
 from worker.index.redis.client import Client, connect
 from worker.layout.bands import Bands
 from worker.layout.tables import Layout, pigeonhole
@@ -29,7 +29,9 @@ def _layout(layout: int | Layout) -> Layout:
         pytest.param("redis", marks=pytest.mark.services),
         pytest.param("redis-numpy-cache", marks=pytest.mark.services),
         pytest.param("redis-no-cache", marks=pytest.mark.services),
+        pytest.param("redis-bands", marks=pytest.mark.services),
         pytest.param("cluster", marks=pytest.mark.services),
+        pytest.param("cluster-bands", marks=pytest.mark.services),
     ]
 )
 async def make_index(request: pytest.FixtureRequest) -> AsyncIterator[MakeIndex]:
@@ -51,7 +53,7 @@ async def make_index(request: pytest.FixtureRequest) -> AsyncIterator[MakeIndex]
         )
         return
     client: Client
-    if request.param == "cluster":
+    if request.param.startswith("cluster"):
         client = connect(request.getfixturevalue("redis_cluster_url"), cluster=True)
     else:  # the worker's client (its packing included); tests with `redis_client` use plain
         client = connect(request.getfixturevalue("redis_url"))
@@ -63,6 +65,9 @@ async def make_index(request: pytest.FixtureRequest) -> AsyncIterator[MakeIndex]
 
     def make(layout: int | Layout = 3, **kw: Any) -> Index:
         options = IndexOptions(**kw)
+        if bands:
+            made.append(RedisBandIndex(client, namespace, Bands(), options))
+            return made[-1]
         made.append(
             RedisIndex(
                 client, namespace, _layout(layout), options, bucket_cache=cache, native=native

@@ -451,10 +451,14 @@ async def test_articles_replaced_earlier_in_a_batch_do_not_count(make_index: Mak
 
 async def test_batches_sent_together_are_decided_one_after_another(make_index: MakeIndex) -> None:
     probes = planted(7, 5)
-    # The same articles again, under other ids and with every bit flipped: as far from the
-    # first ones (in one namespace) as they are near each other.
+    # The same articles again, under other ids, with every bit flipped and other sketch bins:
+    # as far from the first ones (in one namespace) as they are near each other.
     mirrored = [
-        probe(f"m-{p.id}", ~p.fingerprint & (2**64 - 1) if p.fingerprint is not None else None)
+        probe(
+            f"m-{p.id}",
+            ~p.fingerprint & (2**64 - 1) if p.fingerprint is not None else None,
+            sketch=bytes(b ^ 0x80 for b in p.sketch) if p.sketch else None,
+        )
         for p in probes
     ]
     apart, together = make_index(5), make_index(5)

@@ -173,6 +173,22 @@ async def test_short_lines_are_judged_by_their_words(make_index: MakeIndex) -> N
     assert (await one(index, probe("far", None, content=far, line=line(far)))).kind is Kind.UNIQUE
 
 
+async def test_a_short_line_matches_the_nearest_line_then_the_first_seen(
+    make_index: MakeIndex,
+) -> None:
+    index = make_index()
+    for name, text, expected in [
+        ("first", "Fix the race between the bucket cache and its reload", None),
+        ("second", "Fix the race between the bucket cache and its reloading", "first"),
+        # one word from second, two from first
+        ("nearer", "Fix a race between the bucket cache and its reloading", "second"),
+        # one word from first and from second: the first seen
+        ("tie", "Fix the race between the bucket cache and its reloads", "first"),
+    ]:
+        v = await one(index, probe(name, None, content=text, line=line(text)))
+        assert v.duplicate_of == expected, name
+
+
 async def test_a_short_line_is_found_again_after_its_match_is_deleted(
     make_index: MakeIndex,
 ) -> None:

@@ -9,6 +9,7 @@ from tests.support.schemas import validate
 from tests.support.texts import PRODUCT_PAGE, PROMOTION
 from worker.index import MemoryIndex
 from worker.index.base import IndexOptions
+from worker.layout.bands import Bands
 from worker.layout.tables import multi_index
 from worker.model import Decision, Reason, Rejection
 from worker.pipeline.outputs import (
@@ -20,6 +21,7 @@ from worker.pipeline.outputs import (
     scan_line,
 )
 from worker.pipeline.pipeline import Pipeline
+from worker.settings import Settings
 from worker.text.fingerprint import Fingerprinter
 
 SOURCE = Source("articles", 2, 41, 1_764_000_000_000)
@@ -62,6 +64,40 @@ async def test_unique_and_duplicate_messages_fit_their_schemas() -> None:
     assert bodies[2]["fingerprint"] != bodies[0]["fingerprint"]
     assert bodies[3]["fingerprint"] is None
     assert outs[0].key == b"a"
+
+
+async def test_alerts_of_a_band_layout_fit_the_schema() -> None:
+    """With bands a short line is matched by its words: a near-duplicate without distance,
+    its threshold every bit (Settings.alert_threshold)."""
+    line = "Fix the race between the bucket cache and its reload"
+    raws = [
+        json.dumps({"id": "a", "text": PRODUCT_PAGE}).encode(),
+        json.dumps(
+            {"id": "b", "text": PRODUCT_PAGE.replace("complete your kit,", PROMOTION)}
+        ).encode(),
+        json.dumps({"id": "l", "text": line}).encode(),
+        json.dumps({"id": "m", "text": line.replace("reload", "reloading")}).encode(),
+        json.dumps({"id": "v2", "text": "Bump the version to two"}).encode(),  # (no SimHash)
+        json.dumps({"id": "v3", "text": "Bump the version to three"}).encode(),
+    ]
+    index = MemoryIndex(Bands(), IndexOptions())
+    decisions = await Pipeline(Fingerprinter(lines=True), index, 10_000).run(raws)
+    threshold = Settings(layout="bands:16x4").alert_threshold
+    outs = [
+        out
+        for d, r in zip(decisions, raws, strict=True)
+        for out in output_messages(d, r, None, SOURCE, 10_000, threshold=threshold)
+    ]
+    alerts = [json.loads(o.value) for o in outs if o.destination is Destination.DUPLICATES]
+    for alert in alerts:
+        validate("duplicate", alert)
+    assert [(a["id"], a["duplicate_of"], a["threshold"]) for a in alerts] == [
+        ("b", "a", 64),
+        ("m", "l", 64),
+        ("v3", "v2", 64),
+    ]
+    assert alerts[1]["similarity"] == 0.8  # (8 of 10 distinct words in common)
+    assert (alerts[2]["distance"], alerts[2]["fingerprint"]) == (None, None)
 
 
 @pytest.mark.parametrize("raw", [b"{bad", b"\xff\xfe\x00", b'{"id": 1, "text": "x"}', b""])

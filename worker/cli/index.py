@@ -167,7 +167,7 @@ def plan(threshold: int, docs: int, recall: float, cosine: float | None, as_json
         "and with no more memory per article than the pigeonhole layout"
     )
     click.echo(
-        "band layouts (DEDUP_LAYOUT=bands:BxR, scan only): candidates from bands of the set "
+        "band layouts (DEDUP_LAYOUT=bands:BxR): candidates from bands of the set "
         "sketch, judged by it alone; the work per article is bounded whatever the index holds"
     )
     for line in bands.plan_table(docs):

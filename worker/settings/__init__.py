@@ -16,6 +16,7 @@ from urllib.parse import unquote, unquote_plus, urlsplit
 
 from worker import defaults
 from worker.errors import ConfigError
+from worker.model import SIMHASH_BITS
 from worker.settings.environment import parse_value, read_variable
 from worker.text.features import ChineseUnits
 
@@ -231,6 +232,12 @@ class Settings:
     def search_radius(self) -> int:
         """How far the index looks: the related threshold when set, else the threshold."""
         return max(self.threshold, self.related_threshold)
+
+    @property
+    def alert_threshold(self) -> int:
+        """The threshold a duplicate alert names: with a band layout, every distance (the
+        sketch, or a short line's words, alone decides)."""
+        return SIMHASH_BITS if self.layout.startswith("bands") else self.threshold
 
     @property
     def retention_s(self) -> int:

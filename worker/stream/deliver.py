@@ -45,7 +45,7 @@ def outputs(record: Record, decision: Decision, settings: Settings) -> list[Outg
         record.key,
         source,
         settings.max_message_bytes,
-        threshold=settings.threshold,
+        threshold=settings.alert_threshold,
         related_threshold=settings.related_threshold,
     )
 

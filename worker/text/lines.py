@@ -11,6 +11,8 @@ sharing half their units meet with probability 1 - (1 - 0.5^2)^16 ~ 0.99.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
@@ -58,6 +60,7 @@ def line_rule(distance: int, a: bytes, b: bytes) -> bool:
 
 
 def line_similarity(a: bytes, b: bytes) -> float:
-    """The Jaccard similarity of the two lines' sets of units."""
+    """The Jaccard similarity of the two lines' sets of units, in hundredths (as the Redis
+    index stores it)."""
     x, y = set(units_in(a).tolist()), set(units_in(b).tolist())
-    return round(len(x & y) / len(x | y), 4) if x | y else 1.0
+    return math.floor(len(x & y) / len(x | y) * 100 + 0.5) / 100 if x | y else 1.0

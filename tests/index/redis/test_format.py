@@ -17,7 +17,9 @@ LUA_CONSTANTS = """
 return cjson.encode({entry = ENTRY, entry_seq = ENTRY_SEQ, entry_seen = ENTRY_SEEN,
   recent_slots = RECENT_SLOTS, ring_check = RING_CHECK,
   no_position = {string.byte(NO_POSITION, 1, -1)}, sketch = SKETCH, rec = REC,
-  flag_fingerprint = FLAG_FINGERPRINT, flag_match = FLAG_MATCH, codes = CODES})
+  flag_fingerprint = FLAG_FINGERPRINT, flag_match = FLAG_MATCH, codes = CODES,
+  posting = POSTING, line_key = LINE_KEY, no_distance = NO_DISTANCE,
+  line_similarity = LINE_SIMILARITY})
 """
 
 
@@ -39,6 +41,11 @@ async def test_lua_and_python_spell_the_same_format(redis_client: aioredis.Redis
         format.FLAG_MATCH,
     )
     assert {Kind(kind): code for kind, code in lua["codes"].items()} == format.KIND_CODES
+    assert (lua["posting"], lua["line_key"]) == (format.POSTING_BYTES, format.LINE_KEY_BYTES)
+    assert (lua["no_distance"], lua["line_similarity"]) == (
+        format.NO_DISTANCE,
+        format.LINE_SIMILARITY,
+    )
 
 
 async def test_what_the_scripts_write_reads_back_through_format(

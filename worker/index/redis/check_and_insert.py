@@ -11,12 +11,14 @@ from typing import Any
 
 from worker.index.base import Rule
 from worker.index.redis.format import pack_position
+from worker.index.redis.frame import Frame
 from worker.index.redis.keys import NamespaceKeys
 from worker.index.redis.nearest import BucketRead, earlier_within, within_earlier_calls
-from worker.index.redis.scripts import ARTICLES_PER_CALL, SEARCHED_PER_CALL, with_keys
+from worker.index.redis.replies import verdict_of
+from worker.index.redis.scripts import ARTICLES_PER_CALL, SEARCHED_PER_CALL
 from worker.layout.tables import Layout, Table
-from worker.model import Kind, Probe, Verdict
-from worker.text.simhash import from_bytes, to_bytes
+from worker.model import Probe, Verdict
+from worker.text.simhash import to_bytes
 
 
 @dataclass(frozen=True)
@@ -67,26 +69,16 @@ class CheckAndInsertCalls:
         self.layout = layout
         self.rule = rule
         self._reads_buckets = max_bucket_read > 0
+        self._frame = Frame(keys, retention_s, renew_on_match, redelivery_window_s)
         shape = [(t.width, t.probe_radius, _first_half(t)) for t in layout.tables]
-        # The shared arguments, before and after the index's epoch (which changes when the
-        # index is emptied under the worker).
-        self._before_epoch = with_keys(
-            [*keys.shared, keys.seq],
-            [
-                rule.threshold,
-                rule.search_radius,
-                max_bucket_read,
-                keys.buckets,
-                retention_s,
-                rule.duplicate_bins,
-                rule.related_bins,
-                rule.max_candidates,
-                int(renew_on_match),
-            ],
-        )
-        self._after_guard = [
-            keys.gone,
-            redelivery_window_s,
+        # The script's own shared arguments (check_and_insert.lua, ARGV[A+1] on).
+        self._shared = [
+            rule.threshold,
+            rule.search_radius,
+            max_bucket_read,
+            rule.duplicate_bins,
+            rule.related_bins,
+            rule.max_candidates,
             int(layout.reaches_all(rule.search_radius)),
             len(shape),
             *itertools.chain.from_iterable(shape),
@@ -116,10 +108,8 @@ class CheckAndInsertCalls:
             simhashes = [p.fingerprint for p in group]
             record = None if in_order is None else CallRecord(in_order.record_key(), simhashes)
             call = [
-                *self._before_epoch,
-                epoch,
-                guard(),
-                *self._after_guard,
+                *self._frame.head(epoch, guard()),
+                *self._shared,
                 record.key if record is not None else b"",
                 *in_flight,
             ]
@@ -182,44 +172,7 @@ class CheckAndInsertCalls:
 
     def verdict(self, probe: Probe, reply: list[bytes | int]) -> Verdict:
         """The verdict in one article's reply."""
-        kind = Kind(bytes(reply[0]).decode())
-        (
-            _,
-            distance,
-            dup_id,
-            dup_fp,
-            seen_at,
-            replayed,
-            candidates,
-            hot,
-            replaced,
-            agreeing,
-            original,
-        ) = reply
-        assert isinstance(distance, int)
-        assert isinstance(seen_at, int)
-        assert isinstance(candidates, int)
-        assert isinstance(hot, int)
-        assert isinstance(agreeing, int)
-        assert isinstance(dup_id, bytes)
-        assert isinstance(dup_fp, bytes)
-        assert isinstance(original, bytes)
-        matched = kind is not Kind.UNIQUE
-        return Verdict(
-            id=probe.id,
-            kind=kind,
-            fingerprint=probe.fingerprint,
-            duplicate_of=dup_id.decode("utf-8") if matched else None,
-            distance=distance if distance >= 0 else None,
-            duplicate_of_fingerprint=from_bytes(dup_fp) if dup_fp else None,
-            similarity=self.rule.similarity_of(agreeing) if matched else None,
-            original=original.decode("utf-8") if kind in (Kind.EXACT, Kind.NEAR) else None,
-            seen_at_ms=seen_at,
-            replayed=bool(replayed),
-            candidates=candidates,
-            hot_buckets=hot,
-            replaced=bool(replaced),
-        )
+        return verdict_of(self.rule, probe, reply)
 
 
 def _first_half(table: Table) -> int:

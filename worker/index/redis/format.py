@@ -36,6 +36,16 @@ RECENT_SLOTS = 65536
 # an entry's first RING_CHECK bytes (the fingerprint and the number) tell whose slot it is.
 RING_CHECK = 12
 SKETCH_BYTES = defaults.SKETCH_BINS * defaults.SKETCH_BITS // 8
+# Band layouts: a band or line bucket is a run of postings (the sequence number, then when
+# it was indexed, unix s; 4 bytes each), and a short line's keys are 8 bytes per band
+# (lua/postings.lua).
+POSTING_BYTES = 8
+LINE_KEY_BYTES = 8
+# A match without a distance (a short line whose match has no fingerprint, or has none
+# itself) stores this one.
+NO_DISTANCE = 255
+# A short line's match stores in `agreeing` this plus the lines' similarity in hundredths.
+LINE_SIMILARITY = 100
 
 
 @dataclass(frozen=True)

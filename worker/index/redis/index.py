@@ -41,6 +41,7 @@ from worker.index.redis.guard import Chain
 from worker.index.redis.keys import NamespaceKeys
 from worker.index.redis.nearest import BucketRead, Nearest, Search, gather, nearest
 from worker.index.redis.ordered import OrderedConnection
+from worker.index.redis.replies import verdicts_of
 from worker.index.redis.scripts import Script
 from worker.layout.planner import default_layout
 from worker.layout.tables import Layout
@@ -93,27 +94,19 @@ class RedisIndex:
             on_reset: told why when the index turns out emptied or rolled back under the
                 worker, which logs it, takes in the index as it is now and goes on.
         """
-        self.client = client
-        self.namespace = namespace
         options = options or IndexOptions()
+        self._set_up(client, namespace, options, fingerprint_spec, on_reset)
         self.layout = layout or default_layout()
         self.threshold = duplicate_threshold(self.layout, options.threshold)
         self.rule = Rule.of(self.layout, self.threshold, options.similarity)
-        self.max_bucket_read = max_bucket_read = options.max_bucket_read
-        self.retention_s = retention_s = options.retention_s
-        self.renew_on_match = renew_on_match = options.renew_on_match
-        self.redelivery_window_s = redelivery_window_s = options.redelivery_window_s
-        self.fingerprint_spec = fingerprint_spec
-        self.on_reset = on_reset
-        self.keys = NamespaceKeys(namespace)
         self.script_calls = CheckAndInsertCalls(
             self.keys,
             self.layout,
             self.rule,
-            max_bucket_read=max_bucket_read,
-            retention_s=retention_s,
-            renew_on_match=renew_on_match,
-            redelivery_window_s=redelivery_window_s,
+            max_bucket_read=self.max_bucket_read,
+            retention_s=self.retention_s,
+            renew_on_match=self.renew_on_match,
+            redelivery_window_s=self.redelivery_window_s,
         )
         self._addresses = BucketAddresses(self.keys.buckets, self.layout, bulk_string)
         self._encodes = packs_encoded(client)
@@ -131,17 +124,36 @@ class RedisIndex:
             if bucket_cache and self._addresses.slot_count is not None
             else None
         )
-        # The index's epoch as this worker knows it (None: not read yet), from its meta record:
-        # a new one there means that the index was emptied and built again.
-        self._epoch: str | None = None
         self._ordered = (
             OrderedConnection(client)
             if in_order
             and self._cache_sync is not None
-            and max_bucket_read > 0
+            and self.max_bucket_read > 0
             and isinstance(client, aioredis.Redis)
             else None
         )
+
+    def _set_up(
+        self,
+        client: Client,
+        namespace: str,
+        options: IndexOptions,
+        fingerprint_spec: str | None,
+        on_reset: Callable[[str], None] | None,
+    ) -> None:
+        """What does not depend on the postings (the band index shares it)."""
+        self.client = client
+        self.namespace = namespace
+        self.max_bucket_read = options.max_bucket_read
+        self.retention_s = options.retention_s
+        self.renew_on_match = options.renew_on_match
+        self.redelivery_window_s = options.redelivery_window_s
+        self.fingerprint_spec = fingerprint_spec
+        self.on_reset = on_reset
+        self.keys = NamespaceKeys(namespace)
+        # The index's epoch as this worker knows it (None: not read yet), from its meta record:
+        # a new one there means that the index was emptied and built again.
+        self._epoch: str | None = None
         self._sending = asyncio.Lock()  # one batch reads and sends at a time, in turn
         # The calls sent since the last failure, numbered (guard.py); a batch started before
         # a failure is not sent after it (OutOfTurn), so that none overtakes a failed one.
@@ -441,10 +453,7 @@ class RedisIndex:
                 )
             ],
         )
-        return [
-            self.script_calls.verdict(p, reply)
-            for p, reply in zip(probes, (r for call in replies for r in call), strict=True)
-        ]
+        return verdicts_of(self.rule, probes, replies)
 
     async def refresh(self) -> None:
         """Bring the bucket cache up to the index now rather than at the next check (a worker

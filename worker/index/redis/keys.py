@@ -78,9 +78,10 @@ class NamespaceKeys:
 
     @property
     def buckets(self) -> str:
-        """A bucket's key (a STRING of entries) is this, the table number, ':', and the table
-        key in hex (as many digits as the key's width needs); the Lua scripts build the same
-        names."""
+        """Every postings key starts with this. Tables: a bucket's key (a STRING of entries)
+        is this, the table number, ':', and the table key in hex (as many digits as the key's
+        width needs). Bands: band and line buckets, dependents' lists and the lines hash
+        (lua/postings.lua names them). The Lua scripts build the same names."""
         return self.prefix + "t:"
 
     def bucket(self, table: int, key: int, width: int) -> str:

@@ -2,8 +2,8 @@
 pipeline, and the KEYS and ARGV of since, forget and expire (the scripts' headers describe
 them); check_and_insert.py builds check_and_insert.lua's.
 
-Every script is sent with lib.lua in front of it: the storage format and the removal of an
-article, which they share.
+Every script is sent with lib.lua and postings.lua in front of it (the storage format, where
+articles are posted and their removal), and those that decide articles with frame.lua too.
 """
 
 from __future__ import annotations
@@ -26,12 +26,16 @@ from worker.model import Forget
 
 class Script(StrEnum):
     CHECK_AND_INSERT = "check_and_insert.lua"
+    CHECK_BANDS = "check_bands.lua"
     FORGET = "forget.lua"
     EXPIRE = "expire.lua"
     SINCE = "since.lua"
 
 
-LIB = "lib.lua"
+# In front of every script: the storage format, then the postings; of the scripts that decide
+# articles, the frame too.
+LIB = ("lib.lua", "postings.lua")
+FRAME = "frame.lua"
 # Articles per check-and-insert call: enough to share the call's set-up (and for a batch's
 # articles to be compared with each other here rather than in the script: the worker's
 # default batch), few enough that one call does not hold Redis's one thread up for long.
@@ -47,13 +51,15 @@ def _text(name: str) -> str:
 
 
 def library() -> str:
-    """lib.lua: the storage format and the removal of an article."""
-    return _text(LIB)
+    """lib.lua and postings.lua: what every script starts with."""
+    return "\n".join(_text(part) for part in LIB)
 
 
 def source(script: Script) -> str:
-    """What is sent to Redis: lib.lua, then the script."""
-    return library() + "\n" + _text(script)
+    """What is sent to Redis: lib.lua, postings.lua, frame.lua (if it decides articles),
+    then the script."""
+    deciding = script in (Script.CHECK_AND_INSERT, Script.CHECK_BANDS)
+    return "\n".join([library(), *([_text(FRAME)] if deciding else []), _text(script)])
 
 
 @cache

@@ -9,7 +9,7 @@ import redis.exceptions
 
 from worker.errors import IndexStoreError
 from worker.index.redis.client import Client
-from worker.index.redis.format import ENTRY_BYTES
+from worker.index.redis.format import ENTRY_BYTES, POSTING_BYTES
 from worker.index.redis.keys import NamespaceKeys
 
 SCAN_COUNT = 1000
@@ -44,12 +44,16 @@ async def read_status(client: Client, namespace: str) -> Status:
         sizes: Counter[int] = Counter()
         largest = entries = 0
         batch: list[bytes] = []
-        async for key in client.scan_iter(match=f"{_escape(keys.buckets)}*", count=SCAN_COUNT):
+        # (band layouts: band and line buckets, not dependents' lists nor the lines hash)
+        bands = any(_text(k) == "layout" and _text(v) == "bands" for k, v in meta.items())
+        pattern = f"{_escape(keys.buckets)}{'[bl]' if bands else ''}*"
+        size = POSTING_BYTES if bands else ENTRY_BYTES
+        async for key in client.scan_iter(match=pattern, count=SCAN_COUNT):
             batch.append(key)
             if len(batch) == SCAN_COUNT:
-                largest, entries = await _measure(client, batch, sizes, largest, entries)
+                largest, entries = await _measure(client, batch, size, sizes, largest, entries)
                 batch = []
-        largest, entries = await _measure(client, batch, sizes, largest, entries)
+        largest, entries = await _measure(client, batch, size, sizes, largest, entries)
         info = await client.info("memory")
     except redis.exceptions.RedisError as exc:
         raise IndexStoreError(f"Redis refused the status read: {exc}") from exc
@@ -75,7 +79,12 @@ def _text(value: bytes | str) -> str:
 
 
 async def _measure(
-    client: Client, batch: list[bytes], sizes: Counter[int], largest: int, entries: int
+    client: Client,
+    batch: list[bytes],
+    size: int,
+    sizes: Counter[int],
+    largest: int,
+    entries: int,
 ) -> tuple[int, int]:
     if not batch:
         return largest, entries
@@ -84,7 +93,7 @@ async def _measure(
             pipe.strlen(key)
         lengths = await pipe.execute()
     for length in lengths:
-        n = int(length) // ENTRY_BYTES
+        n = int(length) // size
         sizes[1 << max(n - 1, 0).bit_length()] += 1  # bucket sizes up to 1, 2, 4, 8, ...
         largest = max(largest, n)
         entries += n

@@ -1,36 +1,21 @@
--- Atomic check-and-insert of a group of articles, decided one after another in the order
--- given. The group is one script call so that what every article shares (arguments, tables,
--- the clock) is set up once. worker/index/redis/scripts.py builds the arguments; the rule is
--- worker/index/base.py's Rule, which the memory index applies in Python.
+-- Check-and-insert over SimHash tables (frame.lua runs each article; this script gives its
+-- search and its insert). worker/index/redis/check_and_insert.py builds the arguments.
 --
--- KEYS[1]   docs HASH: id -> verdict record
--- KEYS[2]   exact HASH: content hash -> id of the first article with it
--- KEYS[3]   ids HASH: sequence number (4 bytes) -> id, for bucket entries
--- KEYS[4]   meta HASH: the layout, whose table spec locates an article's buckets
--- KEYS[5]   recent inserts: a ring of entries by sequence number (lib.lua)
--- KEYS[6]   sequence counter
--- Shared by the group:
--- ARGV[1]   threshold k (bits): candidates within it may be duplicates
--- ARGV[2]   the search radius, `radius` >= k (the related threshold, if any): candidates
---           within it may be related (the tables are laid out for it)
--- ARGV[3]   the most entries read from one bucket (the newest); bounds the script's time.
---           0 reads nothing, so every new fingerprint is indexed (bulk loading)
--- ARGV[4]   bucket key prefix: a bucket's key is prefix .. table number .. ':' .. key in hex
--- ARGV[5]   retention in seconds: older articles no longer match (0: kept for ever)
--- ARGV[6]   sketch bins a duplicate agrees on, at least; ARGV[7] the same for a related one
--- ARGV[8]   the most candidates compared by their sketches (the nearest)
--- ARGV[9]   1: an article matched by a copy is renewed (its retention starts again)
--- ARGV[10]  the index's epoch as the caller knows it (lib.lua, changed_index)
--- ARGV[11]  the guard: the call's chain and claims (lib.lua, parse_guard); "": none
--- ARGV[12]  the key prefix of records kept after a deletion or an update, ARGV[13] for how
---           many seconds (lib.lua, keep_gone)
--- ARGV[14]  1: the tables bring every pair within radius together (an exact layout), so
---           whether an article's probes reach a candidate is not asked; 0: asked (sampled
---           tables)
--- ARGV[15]  T, the number of tables; then per table: its width in bits, its probe radius, and
---           which half of a candidate to compare first (0: bytes 1-4; 4: bytes 5-8): the half
---           its key covers least, which rejects most candidates soonest
--- Then, with b = 16 + 3T:
+-- KEYS and ARGV[1..FRAME_ARGS]: frame.lua's. Then, shared by the group (A = FRAME_ARGS):
+-- ARGV[A+1]  threshold k (bits): candidates within it may be duplicates
+-- ARGV[A+2]  the search radius, `radius` >= k (the related threshold, if any): candidates
+--            within it may be related (the tables are laid out for it)
+-- ARGV[A+3]  the most entries read from one bucket (the newest); bounds the script's time.
+--            0 reads nothing, so every new fingerprint is indexed (bulk loading)
+-- ARGV[A+4]  sketch bins a duplicate agrees on, at least; ARGV[A+5] the same for a related one
+-- ARGV[A+6]  the most candidates compared by their sketches (the nearest)
+-- ARGV[A+7]  1: the tables bring every pair within radius together (an exact layout), so
+--            whether an article's probes reach a candidate is not asked; 0: asked (sampled
+--            tables)
+-- ARGV[A+8]  T, the number of tables; then per table: its width in bits, its probe radius, and
+--            which half of a candidate to compare first (0: bytes 1-4; 4: bytes 5-8): the half
+--            its key covers least, which rejects most candidates soonest
+-- Then, with b = A + 9 + 3T:
 -- ARGV[b]   a key for this call's record ("": none): for CALL_RECORD_S seconds, the range of
 --           sequence numbers the call gave out and each article's number (if it was indexed),
 --           which a later call whose read predates this one takes instead of comparing every
@@ -57,8 +42,7 @@
 -- thousands per article. They share the namespace's hash tag with KEYS[1], so in a Redis
 -- Cluster they live in the same slot (which Redis checks).
 --
--- Each article goes through: replay_or_replace -> exact_match -> near_match -> insert (unless
--- an exact copy) -> its record -> renew its match (with ARGV[9]). With a snapshot, the caller
+-- An article's search (near_match): with a snapshot, the caller
 -- has found the article's nearest entries in its probed buckets as they were (one read, so the
 -- counter and the buckets agree), which takes that work off Redis's one thread; what was
 -- inserted since has a higher sequence number and sits in the recent ring, and is added here
@@ -73,27 +57,14 @@
 -- below the snapshot (the index lost writes), or a full list from the caller held an entry no
 -- longer indexed or expired since (one beyond it might then count), the buckets are searched
 -- here after all (search_buckets).
---
--- An id decided before with the same content gets its verdict again (replayed); with other
--- content, the old article is removed first and the new text decided afresh (replaced).
---
--- Reply: per article {kind, distance or -1, duplicate_of or "", its fingerprint or "",
---         seen_at_ms, replayed, candidates compared, buckets read only in part, replaced,
---         sketch bins agreeing, the first article of its cluster}
 
-local k, radius, max_read = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local prefix, retention = ARGV[4], tonumber(ARGV[5])
-local duplicate_bins, related_bins = tonumber(ARGV[6]), tonumber(ARGV[7])
-local max_candidates, renewing = tonumber(ARGV[8]), ARGV[9] == '1'
-local changed = changed_index(KEYS[4], ARGV[10])
-if changed then return changed end
-local guard = parse_guard(ARGV[11])
-local refused = guard_refuses(guard)
-if refused then return refused end
-local gone_prefix, gone_window = ARGV[12], tonumber(ARGV[13])
+local A = FRAME_ARGS
+local k, radius, max_read = tonumber(ARGV[A + 1]), tonumber(ARGV[A + 2]), tonumber(ARGV[A + 3])
+local duplicate_bins, related_bins = tonumber(ARGV[A + 4]), tonumber(ARGV[A + 5])
+local max_candidates = tonumber(ARGV[A + 6])
 local MGET_CHUNK = 1000
 local CALL_RECORD_S = 10
-local bxor, byte = bit.bxor, string.byte
+local bxor = bit.bxor
 
 -- Bits set in each byte value. A byte-wise Hamming distance with this table costs a few C
 -- calls per candidate, fewer than a 32-bit popcount with bit operations.
@@ -109,8 +80,8 @@ local BITS_SET = {[0] = 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 1, 2, 2,
 
 -- The tables: width, probe radius, which half first, and the prefix of their bucket keys.
 local tables = {}
-local reaches_all = ARGV[14] == '1'
-for i = 16, 15 + 3 * tonumber(ARGV[15]), 3 do
+local reaches_all = ARGV[A + 7] == '1'
+for i = A + 9, A + 8 + 3 * tonumber(ARGV[A + 8]), 3 do
   local width = tonumber(ARGV[i])
   tables[#tables + 1] = {width = width, probe_radius = tonumber(ARGV[i + 1]),
                          hex = math.ceil(width / 4), half = tonumber(ARGV[i + 2]),
@@ -141,16 +112,13 @@ do
 end
 -- Below about this many entries, comparing each costs Lua less than an article's lookups.
 local BLOCKS_FROM = 100
-local after_tables = 16 + 3 * #tables  -- (ARGV[b] in the header)
+local after_tables = A + 9 + 3 * #tables  -- (ARGV[b] in the header)
 local record_key = ARGV[after_tables]
 
 -- This call's ring entries: `inserted[i]`, the i-th article's (if it was indexed);
 -- `renewed`, those of the articles it renewed. Every sequence number above `first_seq`
 -- is one of them.
 local inserted, renewed = {}, {}
-local first_seq = tonumber(redis.call('GET', KEYS[6]) or '0')
--- The counter as this call leaves it so far (it alone changes it while it runs).
-local counter = first_seq
 -- The ring's entries since a snapshot, up to first_seq (live_entries): the same for every
 -- article that shares the snapshot.
 local before_call = {}
@@ -181,73 +149,13 @@ table.sort(skipped, function(x, y) return x[1] < y[1] end)
 local snapshots_hold = ARGV[after_tables + 1] == ''
   or ring_holds(KEYS[5], tonumber(ARGV[after_tables + 2]), ARGV[after_tables + 1])
 
-local now = redis.call('TIME')
-local now_s = tonumber(now[1])
-local seen_at = now_s * 1000 + math.floor(tonumber(now[2]) / 1000)
--- Articles alive since before this second have expired: they no longer match.
-local cutoff = retention > 0 and now_s - retention or nil
-
--- What the call writes is written at once (flush): the counter, the ring's entries, the ids
--- of its new entries, the records and the exact hashes, one command each for the call rather
--- than five per article. Until then only this call reads them (from `pending`: record_of(),
--- first_with()); whatever may remove an entry flushes first.
-local written = first_seq  -- the counter as Redis holds it
-local function nothing_pending()
-  -- ring: entries written+1 on; ids: seq, id, ...; owner: seq -> id; doc: id -> record;
-  -- first: content hash -> id
-  return {ring = {}, ids = {}, owner = {}, doc = {}, first = {}}
-end
-local pending = nothing_pending()
-
--- HSET of many fields (field, value, ...), in chunks (Lua's unpack has a limit).
-local function hset_all(key, pairs_)
-  for i = 1, #pairs_, 1000 do
-    redis.call('HSET', key, unpack(pairs_, i, math.min(i + 999, #pairs_)))
-  end
-end
-
--- A table's keys and values, one after the other.
-local function flat(map)
-  local out = {}
-  for field, value in pairs(map) do out[#out + 1], out[#out + 2] = field, value end
-  return out
-end
-
-local function flush()
-  if counter > written then
-    local blob, from = table.concat(pending.ring), recent_offset(written + 1)
-    local room = RECENT_SLOTS * ENTRY - from
-    redis.call('SETRANGE', KEYS[5], from, string.sub(blob, 1, room))
-    if #blob > room then redis.call('SETRANGE', KEYS[5], 0, string.sub(blob, room + 1)) end
-    hset_all(KEYS[3], pending.ids)
-    redis.call('SET', KEYS[6], string.format('%d', counter))
-  end
-  hset_all(KEYS[1], flat(pending.doc))
-  hset_all(KEYS[2], flat(pending.first))
-  written, pending = counter, nothing_pending()
-end
-
--- Article `id`'s record, as written or pending (nil: none).
-local function record_of(id)
-  return pending.doc[id] or redis.call('HGET', KEYS[1], id) or nil
-end
-
-
--- The id of the first article with content hash `content`, as written or pending (nil: none).
-local function first_with(content)
-  return pending.first[content] or redis.call('HGET', KEYS[2], content) or nil
-end
-
 -- A new entry numbered counter + 1 for article `id`, in its buckets (`names`) now and in the
 -- ring and the ids at the next flush. Returns its sequence number (4 bytes) and the entry.
 local function add_entry(id, fp, names)
-  counter = counter + 1
-  local seq = struct.pack('>I4', counter)
+  local seq = new_number(id)
   local entry = fp .. seq .. struct.pack('>I4', now_s)
   for _, name in ipairs(names) do redis.call('APPEND', name, entry) end
   pending.ring[#pending.ring + 1] = entry
-  pending.ids[#pending.ids + 1], pending.ids[#pending.ids + 2] = seq, id
-  pending.owner[seq] = id
   return seq, entry
 end
 
@@ -327,28 +235,6 @@ local function distance(f, blob, at)
     + BITS_SET[bxor(a7, f[7])] + BITS_SET[bxor(a8, f[8])]
 end
 
--- How many bins two sketches agree on.
-local function agreeing(a, b)
-  local n = 0
-  for i = 1, SKETCH, 8 do
-    if string.sub(a, i, i + 7) == string.sub(b, i, i + 7) then
-      n = n + 8
-    else
-      local a1, a2, a3, a4, a5, a6, a7, a8 = byte(a, i, i + 7)
-      local b1, b2, b3, b4, b5, b6, b7, b8 = byte(b, i, i + 7)
-      if a1 == b1 then n = n + 1 end
-      if a2 == b2 then n = n + 1 end
-      if a3 == b3 then n = n + 1 end
-      if a4 == b4 then n = n + 1 end
-      if a5 == b5 then n = n + 1 end
-      if a6 == b6 then n = n + 1 end
-      if a7 == b7 then n = n + 1 end
-      if a8 == b8 then n = n + 1 end
-    end
-  end
-  return n
-end
-
 -- The entry at blob[at], a candidate if within radius and not expired (each sequence number
 -- once).
 -- The caller judged expiry a moment earlier: an entry of its list that has expired since is
@@ -413,23 +299,11 @@ local function judge(art, list)
   local best, best_key, stale
   local n_judged = math.min(#list, max_candidates)
   if n_judged == 0 then return nil, false end
-  -- Their owners and records in two calls, not two per candidate (nothing writes between).
-  local seqs, owned = {}, {}
+  local seqs = {}
   for i = 1, n_judged do seqs[i] = struct.pack('>I4', list[i].seq) end
-  local owners = redis.call('HMGET', KEYS[3], unpack(seqs))
+  local owners, records = owners_of(seqs)
   for i = 1, n_judged do
-    owners[i] = owners[i] or pending.owner[seqs[i]]
-    if owners[i] then owned[#owned + 1] = owners[i] end
-  end
-  local records = #owned > 0 and redis.call('HMGET', KEYS[1], unpack(owned)) or {}
-  for i, owner in ipairs(owned) do records[i] = pending.doc[owner] or records[i] end
-  local next_record = 0
-  for i = 1, n_judged do
-    local c, seq, owner, record = list[i], seqs[i], owners[i], false
-    if owner then
-      next_record = next_record + 1
-      record = records[next_record]
-    end
+    local c, seq, owner, record = list[i], seqs[i], owners[i], records[i]
     if record and rec_fingerprint(record) == c.fp and rec_seq(record) == seq
         and owner ~= art.id then
       local n = agreeing(art.sketch, rec_sketch(record))
@@ -599,47 +473,9 @@ local function search_buckets(art)
   return (judge(art, list))
 end
 
--- A redelivery of an id already decided: its reply again; so too for the redelivery of a
--- message whose article a later message deleted or replaced (its kept record has the same
--- position). New text: the old article is removed (and kept), unless a later message of the
--- same input partition decided it (a redelivery whose record is no longer kept): that one is
--- decided without being indexed or recorded (stale). Returns the reply (or nil), whether the
--- id was replaced, and whether the article is stale.
-local function replay_or_replace(art)
-  local held = record_of(art.id)
-  if held and rec_content(held) == art.content then
-    return reply_from(held, 1, 0, 0, 0), 0
-  end
-  if art.position ~= NO_POSITION then
-    local gone = redis.call('GET', gone_key(gone_prefix, art.position, art.id))
-    if gone and not is_deletion(gone) and rec_content(gone) == art.content then
-      return reply_from(gone, 1, 0, 0, 0), 0
-    end
-  end
-  if not held then return nil, 0 end
-  if later_in_partition(rec_position(held), art.position) then return nil, 0, true end
-  flush()
-  keep_gone(gone_prefix, gone_window, art.id, held)
-  remove_article(KEYS, prefix, art.id, held)
-  return nil, 1
-end
-
--- The first article with the same content, unless it has expired (then it is removed).
-local function exact_match(art)
-  local exact_id = first_with(art.content)
-  if not exact_id then return nil end
-  local original = record_of(exact_id)
-  if not original then return nil end
-  if cutoff and rec_alive_s(original) < cutoff then
-    flush()
-    remove_article(KEYS, prefix, exact_id, original, cutoff)
-    return nil
-  end
-  return exact_id, original
-end
-
 -- The best earlier match within radius, or nil.
 local function near_match(art)
+  if art.fp == '' or max_read <= 0 then return nil end
   if art.snapshot ~= '' and snapshots_hold then
     local best = search_since(art, tonumber(art.snapshot))
     if best ~= false then return best end
@@ -651,85 +487,30 @@ end
 -- (a hash naming an article whose record is lost is taken over), and with a fingerprint an
 -- entry in every table and in the ring. Returns its sequence number (4 bytes; zeros without
 -- a fingerprint) and its entry (nil without).
-local function insert(art)
+local function insert(art, place)
   pending.first[art.content] = art.id
   if art.fp == '' then return ZERO4 end
   local names = {}
   for j, t in ipairs(tables) do names[j] = bucket(t, art.keys[j]) end
-  return add_entry(art.id, art.fp, names)
+  local seq
+  seq, inserted[place] = add_entry(art.id, art.fp, names)
+  return seq
 end
 
--- The article starts its retention again: it moves to the end of its buckets, with a new
--- sequence number.
-local function renew(id)
-  local held = record_of(id)
-  if not held then return end
-  local seq = rec_seq(held)
-  if seq ~= ZERO4 then
-    flush()
-    unindex(KEYS, prefix, held)
-    local fp = rec_fingerprint(held)
-    local spec = redis.call('HGET', KEYS[4], 'tables')
-    local entry
-    seq, entry = add_entry(id, fp, bucket_keys_of(spec, fp, prefix))
-    renewed[#renewed + 1] = entry
-  end
-  pending.doc[id] = string.sub(held, 1, REC.seq - 1) .. seq .. struct.pack('>I4', now_s)
-    .. string.sub(held, REC.alive_s + 4)
+-- The article (`held`: its record) moves to the end of its buckets under a new number
+-- (frame.lua, renew).
+local function reindex(id, held)
+  unindex(KEYS, prefix, held)
+  local fp = rec_fingerprint(held)
+  local spec = redis.call('HGET', KEYS[4], 'tables')
+  local seq, entry = add_entry(id, fp, bucket_keys_of(spec, fp, prefix))
+  renewed[#renewed + 1] = entry
+  return seq
 end
 
--- Decide the call's `place`-th article, whose arguments start at ARGV[a]; returns its reply
--- and where the next article's arguments start.
-local function decide(place, a)
-  local art, next_article = parse_article(a)
-  local replayed, replaced, stale = replay_or_replace(art)
-  if replayed then return replayed, next_article end
-
-  local kind, dist, bins, dup_id, dup_fp, original = 'unique', 0, 0, '', nil, art.id
-  local exact_id, matched = exact_match(art)
-  if exact_id then
-    kind, dup_id, bins = 'exact', exact_id, SKETCH
-    local _, first = rec_ids(matched)
-    original = first ~= '' and first or exact_id
-    if rec_has_fingerprint(matched) then
-      dup_fp = rec_fingerprint(matched)
-      if art.fp ~= '' then dist = distance(art.f, dup_fp, 1) end
-    end
-  elseif art.fp ~= '' and max_read > 0 then
-    local best = near_match(art)
-    if best then
-      kind, dist, bins = best.near and 'near' or 'related', best.d, best.agreeing
-      dup_id, dup_fp = best.owner, best.fp
-      if best.near then
-        local _, first = rec_ids(best.record)
-        original = first ~= '' and first or best.owner
-      end
-    end
-  end
-  -- An article sent again with new text may match what repeated its old text: its cluster
-  -- then starts at what it matched, never at itself.
-  if original == art.id and kind ~= 'related' and kind ~= 'unique' then original = dup_id end
-
-  -- Every article but an exact copy is indexed: a later copy may be closest to a copy.
-  local seq = ZERO4
-  if kind ~= 'exact' and not stale then
-    seq, inserted[place] = insert(art)
-  end
-  local has_fp = art.fp ~= ''
-  local decided = make_record(art.content, has_fp and art.fp or nil, kind, dist, bins, dup_fp,
-                              seen_at, seq, now_s, art.position, has_fp and art.sketch or nil,
-                              dup_id, original)
-  if stale then return reply_from(decided, 1, art.candidates, art.hot, 0), next_article end
-  pending.doc[art.id] = decided
-  if renewing and (kind == 'near' or kind == 'exact') then renew(dup_id) end
-  return reply_from(decided, 0, art.candidates, art.hot, replaced), next_article
-end
-
-local replies, a = {}, calls_from + 2 * tonumber(ARGV[after_tables + 3])
-while a <= #ARGV do
-  replies[#replies + 1], a = decide(#replies + 1, a)
-end
-flush()
+local replies = decide_all(calls_from + 2 * tonumber(ARGV[after_tables + 3]), {
+  parse = parse_article, search = near_match, insert = insert, reindex = reindex,
+  distance = function(art, fp) return distance(art.f, fp, 1) end})
 if record_key ~= '' then
   local held = {struct.pack('>I4I4I2', first_seq, counter, #replies)}
   for place = 1, #replies do

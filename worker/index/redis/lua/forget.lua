@@ -10,10 +10,7 @@
 -- position's answer is kept) gets its answer again and changes nothing; so does one older than
 -- the message that decided the article the id names now (the same input partition, a lower
 -- offset: a redelivery past the window), with 0.
-local changed = changed_index(KEYS[4], ARGV[2])
-if changed then return changed end
-local guard = parse_guard(ARGV[3])
-local refused = guard_refuses(guard)
+local guard, refused = admit(KEYS[4], ARGV[2], ARGV[3])
 if refused then return refused end
 local gone_prefix, window = ARGV[4], tonumber(ARGV[5])
 local replies = {}

@@ -1,6 +1,5 @@
--- Shared by every script (loaded in front of each): the storage format, and removing an
--- article from the index (for deletions, for an id re-sent with new text, and for articles
--- older than the retention window).
+-- Shared by every script (loaded first): the storage format, the index's epoch, the guard
+-- of writing calls and what deletions leave behind. postings.lua follows it.
 --
 -- The storage format, as worker/index/redis/format.py describes it (a test holds the two
 -- together). Offsets here are 1-based positions in a record, and 0-based offsets from an
@@ -17,6 +16,10 @@ local REC = {content = 1, fingerprint = 17, kind = 25, flags = 26, distance = 27
              sketch = 65, duplicate_of_length = 65 + SKETCH, ids = 67 + SKETCH}
 local NO_POSITION = string.rep('\255', 12)  -- decided outside a stream
 local FLAG_FINGERPRINT, FLAG_MATCH = 1, 2
+local NO_DISTANCE = 255  -- a match's distance when a side has no fingerprint (a short line)
+-- A short line's match keeps in `agreeing` this plus the lines' similarity in hundredths
+-- (worker/text/lines.py, line_similarity): above any count of sketch bins.
+local LINE_SIMILARITY = 100
 local KINDS = {[0] = 'unique', [1] = 'exact', [2] = 'near', [3] = 'related'}
 local CODES = {unique = 0, exact = 1, near = 2, related = 3}
 local ZERO4, ZERO8, ZERO_SKETCH = string.rep('\0', 4), string.rep('\0', 8), string.rep('\0', SKETCH)
@@ -60,7 +63,7 @@ local function reply_from(record, replayed, candidates, hot, replaced)
   if bit.band(flags, FLAG_MATCH) ~= 0 then
     match_fp = string.sub(record, REC.match, REC.match + 7)
   end
-  if kind == 0 then dist = -1 end
+  if kind == 0 or dist == NO_DISTANCE then dist = -1 end
   local duplicate_of, original = rec_ids(record)
   return {KINDS[kind], dist, duplicate_of, match_fp, rec_seen_ms(record), replayed, candidates,
           hot, replaced, agreeing, original}
@@ -104,93 +107,6 @@ local function ring_holds(ring_key, number, entry)
   local fp = string.sub(held, 1, 8)
   return string.sub(held, 9) == string.sub(entry, 9)
     and (fp == string.sub(entry, 1, 8) or fp == ZERO8)
-end
-
--- Bit p of an 8-byte big-endian fingerprint (p = 0 is the least significant).
-local function fingerprint_bit(fp, p)
-  local byte = string.byte(fp, 8 - math.floor(p / 8))
-  return math.floor(byte / 2 ^ (p % 8)) % 2
-end
-
--- The bucket of `fp` in every table, from the layout's table spec as stored in the index's
--- meta record (worker/layout/tables.py, Table.spec): tables separated by spaces, each runs of
--- bit positions ("63-48" or "5") joined by "." and then "/" and the probe radius.
-local function bucket_keys_of(spec, fp, prefix)
-  local found = {}
-  for runs in string.gmatch(spec, '([^ /]+)/%d+') do
-    local value, width = 0, 0
-    for top, bottom in string.gmatch(runs, '(%d+)-?(%d*)') do
-      top = tonumber(top)
-      bottom = tonumber(bottom) or top
-      for p = top, bottom, -1 do
-        value, width = value * 2 + fingerprint_bit(fp, p), width + 1
-      end
-    end
-    found[#found + 1] = prefix .. #found .. ':' .. bit.tohex(value, math.ceil(width / 4))
-  end
-  return found
-end
-
-local function store(bucket, blob)
-  if blob == '' then redis.call('DEL', bucket) else redis.call('SET', bucket, blob) end
-end
-
--- Remove the entry with sequence number `seq` from a bucket.
-local function remove_entry(bucket, seq)
-  local blob = redis.call('GET', bucket)
-  if not blob then return end
-  for at = 1, #blob, ENTRY do
-    if entry_seq(blob, at) == seq then
-      store(bucket, string.sub(blob, 1, at - 1) .. string.sub(blob, at + ENTRY))
-      return
-    end
-  end
-end
-
--- Entries are appended as articles are first seen, so the ones older than `cutoff_s` lead
--- the bucket: cut them off. Returns what is left of `blob` (the bucket's value).
-local function cut_expired(bucket, blob, cutoff_s)
-  local at = 1
-  while at <= #blob and entry_seen_s(blob, at) < cutoff_s do at = at + ENTRY end
-  if at == 1 then return blob end
-  blob = string.sub(blob, at)
-  store(bucket, blob)
-  return blob
-end
-
--- Take the article whose record is `record` out of its buckets, the ring and the ids hash
--- (its record and its exact text stay). `K`: the scripts' KEYS, which start with docs,
--- exact, ids, meta, recent. With `cutoff_s` (it has expired), every older entry of its
--- buckets goes with it.
-local function unindex(K, prefix, record, cutoff_s)
-  local ids, meta, recent = K[3], K[4], K[5]
-  local seq = rec_seq(record)
-  if seq == ZERO4 then return end
-  local offset = recent_offset(struct.unpack('>I4', seq))
-  if redis.call('GETRANGE', recent, offset + ENTRY_SEQ, offset + ENTRY_SEQ + 3) == seq then
-    -- Its number stays, so that a caller can still tell whose slot it is (since.lua); its
-    -- fingerprint and seen time are zeroed, which marks it removed.
-    redis.call('SETRANGE', recent, offset, ZERO8 .. seq .. ZERO4)
-  end
-  local spec = redis.call('HGET', meta, 'tables')
-  for _, bucket in ipairs(bucket_keys_of(spec, rec_fingerprint(record), prefix)) do
-    if cutoff_s then
-      local blob = redis.call('GET', bucket)
-      if blob then cut_expired(bucket, blob, cutoff_s) end
-    else
-      remove_entry(bucket, seq)
-    end
-  end
-  redis.call('HDEL', ids, seq)
-end
-
--- Remove article `id` (whose record is `record`) from every structure of the index.
-local function remove_article(K, prefix, id, record, cutoff_s)
-  local docs, exact = K[1], K[2]
-  unindex(K, prefix, record, cutoff_s)
-  local content = rec_content(record)
-  if redis.call('HGET', exact, content) == id then redis.call('HDEL', exact, content) end
-  redis.call('HDEL', docs, id)
 end
 
 -- What a message at `position` (12 bytes) did to article `id` is kept under this key for a
@@ -270,6 +186,15 @@ local function guard_refuses(guard)
         .. last .. ': an earlier call of the worker did not run')
     end
   end
+end
+
+-- The guard of a writing call (parsed), or the error reply it gets instead: the index is not
+-- the one the caller read (changed_index), or the guard refuses the call (guard_refuses).
+local function admit(meta, epoch, guard_blob)
+  local changed = changed_index(meta, epoch)
+  if changed then return nil, changed end
+  local guard = parse_guard(guard_blob)
+  return guard, guard_refuses(guard)
 end
 
 -- The call ran: its claims are (still) the partitions', and the next call of its chain may run.

@@ -1,0 +1,293 @@
+-- Check-and-insert over bands of the set sketch (frame.lua runs each article; this script
+-- gives its search and its insert), as the memory index does with BandPostings and
+-- LinePostings (worker/index/postings.py). worker/index/redis/band_calls.py builds the
+-- arguments.
+--
+-- KEYS and ARGV[1..FRAME_ARGS]: frame.lua's. Then, shared by the group (A = FRAME_ARGS):
+-- ARGV[A+1]  sketch bins a duplicate agrees on, at least
+-- ARGV[A+2]  the most candidates compared by their sketches (those sharing the most bands)
+-- ARGV[A+3]  the newest postings read from each bucket
+-- Then per article, one after another: id; content hash, 16 raw bytes; fingerprint, 8 raw
+-- bytes big-endian, or "" when the text is too short; its sketch (SKETCH bytes), or ""; the
+-- message's position in the input topic (12 bytes: NO_POSITION outside a stream); its short
+-- line ("" for none): its units (2 bytes each), then its LINE_BANDS keys (8 bytes each).
+--
+-- A short line is found by its line buckets and judged by its units (line_rule); any other
+-- article with a sketch by its band buckets, the `compared` postings sharing the most bands
+-- with it (between equals, the newest), judged by their sketches. A near-duplicate is posted
+-- only under the bands it does not share with its match, and is its match's dependent
+-- (postings.lua, unpost_bands). An expired article met among the postings read is taken out
+-- of its buckets there and then (its dependents posted), and the buckets read again.
+local A = FRAME_ARGS
+local duplicate_bins, compared = tonumber(ARGV[A + 1]), tonumber(ARGV[A + 2])
+local newest = tonumber(ARGV[A + 3])
+local spec = redis.call('HGET', KEYS[4], 'tables')
+local LINE_NEAR_LONG = 7  -- (worker/text/lines.py, line_rule) lines this long may differ by 2
+
+local function parse_article(a)
+  local art = {id = ARGV[a], content = ARGV[a + 1], fp = ARGV[a + 2], sketch = ARGV[a + 3],
+               position = ARGV[a + 4], line = ARGV[a + 5], candidates = 0, hot = 0}
+  return art, a + 6
+end
+
+-- Whether key `x` comes before key `y` (lists compared item by item).
+local function before(x, y)
+  for i = 1, #x do
+    if x[i] ~= y[i] then return x[i] < y[i] end
+  end
+  return false
+end
+
+-- Bits that differ between two 8-byte fingerprints.
+local function distance(art, fp)
+  local d = 0
+  for i = 1, 8 do
+    local x = bit.bxor(byte(art.fp, i), byte(fp, i))
+    while x ~= 0 do
+      x = bit.band(x, x - 1)
+      d = d + 1
+    end
+  end
+  return d
+end
+
+-- The postings of `buckets`: the newest of each, as {seq (4 bytes), seen_s} lists per bucket,
+-- counting what was read into the article's `candidates` and `hot`. Returns them and the
+-- numbers of the expired ones.
+local function read_postings(art, buckets)
+  local read, expired = {}, {}
+  art.candidates, art.hot = 0, 0
+  for i, bucket in ipairs(buckets) do
+    -- (one posting more than is read tells whether the bucket holds more)
+    local blob = redis.call('GETRANGE', bucket, -(newest + 1) * POSTING, -1)
+    local from = 1
+    if #blob > newest * POSTING then from, art.hot = POSTING + 1, art.hot + 1 end
+    local list = {}
+    for at = from, #blob, POSTING do
+      local seq = string.sub(blob, at, at + 3)
+      if cutoff and struct.unpack('>I4', blob, at + 4) < cutoff then
+        expired[seq] = true
+      else
+        list[#list + 1] = seq
+      end
+    end
+    art.candidates = art.candidates + #list
+    read[i] = list
+  end
+  return read, expired
+end
+
+-- Take the articles whose postings numbered `numbers` were read expired out of their
+-- buckets (their records say whether they have: a renewed one has a new number; the sweep
+-- takes the records, expire.lua). Returns whether any was.
+local function take_out_expired(numbers)
+  local seqs = {}
+  for seq in pairs(numbers) do seqs[#seqs + 1] = seq end
+  if #seqs == 0 then return false end
+  flush()
+  local ids, records = owners_of(seqs)
+  local any = false
+  for i, seq in ipairs(seqs) do
+    local record = records[i]
+    if record and rec_seq(record) == seq and rec_alive_s(record) < cutoff then
+      unindex(KEYS, prefix, record)
+      any = true
+    end
+  end
+  return any
+end
+
+-- The postings of an article's buckets, expired articles taken out first.
+local function read_live(art, buckets)
+  local read, expired = read_postings(art, buckets)
+  if take_out_expired(expired) then read = read_postings(art, buckets) end
+  return read
+end
+
+-- A line's units (2 bytes each), as numbers.
+local function units_of(line)
+  local bytes, out = {byte(line, 1, -1)}, {}
+  for k = 1, #bytes, 2 do out[#out + 1] = bytes[k] * 256 + bytes[k + 1] end
+  return out
+end
+
+-- Word edit distance between two lines' units (units_of) when it is at most `limit`, else
+-- limit + 1: only the cells within `limit` of the diagonal are computed.
+local function line_distance(a, b, limit)
+  local n, m, over = #a, #b, limit + 1
+  if math.abs(n - m) > limit then return over end
+  local previous = {}
+  for j = 0, math.min(m, limit) do previous[j] = j end
+  for i = 1, n do
+    local current, least = {}, over
+    for j = math.max(0, i - limit), math.min(m, i + limit) do
+      local v = i
+      if j > 0 then
+        v = (previous[j - 1] or over) + (a[i] == b[j] and 0 or 1)
+        v = math.min(v, (previous[j] or over) + 1, (current[j - 1] or over) + 1, over)
+      end
+      current[j] = v
+      if v < least then least = v end
+    end
+    if least > limit then return over end
+    previous = current
+  end
+  return previous[m] or over
+end
+
+-- The share of the two lines' distinct units that they have in common.
+local function line_similarity(a, b)
+  local x, y, both, either = {}, {}, 0, 0
+  for at = 1, #a, 2 do x[string.sub(a, at, at + 1)] = true end
+  for at = 1, #b, 2 do y[string.sub(b, at, at + 1)] = true end
+  for unit in pairs(x) do
+    either = either + 1
+    if y[unit] then both = both + 1 end
+  end
+  for unit in pairs(y) do if not x[unit] then either = either + 1 end end
+  return either == 0 and 1 or both / either
+end
+
+-- A short line's match: of every posting read, the line fewest units away that line_rule
+-- makes a near-duplicate (between equals, the first seen). Its `agreeing` holds the lines'
+-- similarity in hundredths, from LINE_SIMILARITY (lib.lua). A line is indexed while the
+-- lines hash holds it (postings.lua), so only the match's id is looked up.
+local function search_line(art)
+  local units = line_units(art.line)
+  local mine = units_of(units)
+  local read = read_live(art, line_keys_of(art.line, prefix))
+  local seqs, seen = {}, {}
+  for _, list in ipairs(read) do
+    for _, seq in ipairs(list) do
+      if not seen[seq] then seen[seq], seqs[#seqs + 1] = true, seq end
+    end
+  end
+  if #seqs == 0 then return nil end
+  local held = redis.call('HMGET', lines_key(prefix), unpack(seqs))
+  local has = {}
+  for _, unit in ipairs(mine) do has[unit] = true end
+  local near = {}
+  for i, seq in ipairs(seqs) do
+    local other = held[i] or pending.line[seq]
+    if other then
+      local theirs = units_of(line_units(other))
+      local longer = math.max(#mine, #theirs)
+      local limit = longer >= LINE_NEAR_LONG and 2 or 1
+      -- (units of theirs not in mine must change: too many, and no alignment is asked for)
+      local shared = 0
+      for _, unit in ipairs(theirs) do if has[unit] then shared = shared + 1 end end
+      if longer - shared <= limit then
+        local d = line_distance(mine, theirs, limit)
+        if d <= limit then near[#near + 1] = {d, seq, line_units(other)} end
+      end
+    end
+  end
+  table.sort(near, function(x, y) return before({x[1], x[2]}, {y[1], y[2]}) end)
+  for _, found in ipairs(near) do
+    local owner = pending.owner[found[2]] or redis.call('HGET', KEYS[3], found[2])
+    if owner and owner ~= art.id then
+      local record = record_of(owner)
+      local fp = rec_has_fingerprint(record) and rec_fingerprint(record) or nil
+      local similarity = line_similarity(units, found[3])
+      return {owner = owner, record = record, near = true, fp = fp,
+              d = (fp and art.fp ~= '') and distance(art, fp) or NO_DISTANCE,
+              agreeing = LINE_SIMILARITY + math.floor(similarity * 100 + 0.5)}
+    end
+  end
+  return nil
+end
+
+-- An article's match by its sketch among the postings of its bands.
+local function search_bands(art)
+  local read = read_live(art, band_keys_of(spec, art.sketch, prefix))
+  local shared, seqs = {}, {}
+  for _, list in ipairs(read) do
+    for _, seq in ipairs(list) do
+      if shared[seq] then shared[seq] = shared[seq] + 1
+      else shared[seq], seqs[#seqs + 1] = 1, seq end
+    end
+  end
+  if #seqs > compared then  -- (else each is compared: their order does not matter)
+    -- (4-byte big-endian numbers compare as strings)
+    table.sort(seqs, function(x, y)
+      return shared[x] > shared[y] or (shared[x] == shared[y] and x > y)
+    end)
+    for i = compared + 1, #seqs do seqs[i] = nil end
+  end
+  local ids, records = owners_of(seqs)
+  local best, best_key
+  for i, seq in ipairs(seqs) do
+    local record = records[i]
+    if record and rec_seq(record) == seq and ids[i] ~= art.id then
+      local n = agreeing(art.sketch, rec_sketch(record), duplicate_bins)
+      if n >= duplicate_bins then
+        local fp = rec_fingerprint(record)
+        local d = distance(art, fp)
+        local key = {-n, d, seq}
+        if not best_key or before(key, best_key) then
+          best_key = key
+          best = {owner = ids[i], record = record, d = d, agreeing = n, near = true, fp = fp}
+        end
+      end
+    end
+  end
+  return best
+end
+
+local function search(art)
+  if art.line ~= '' then return search_line(art) end
+  if art.fp ~= '' and #art.sketch == SKETCH then return search_bands(art) end
+  return nil
+end
+
+-- A posting of number `seq` now (its seen time), appended to each of `buckets`.
+local function post(buckets, seq)
+  local posting = seq .. struct.pack('>I4', now_s)
+  for _, bucket in ipairs(buckets) do redis.call('APPEND', bucket, posting) end
+end
+
+-- Index an article: its content hash is now its, and a short line is posted under its line
+-- buckets, any other article with a sketch under the bands it does not share with `match`.
+local function insert(art, place, match)
+  pending.first[art.content] = art.id
+  if art.line ~= '' then
+    local seq = new_number(art.id)
+    pending.line[seq] = art.line
+    post(line_keys_of(art.line, prefix), seq)
+    return seq
+  end
+  if art.fp == '' or #art.sketch ~= SKETCH then return ZERO4 end
+  local seq = new_number(art.id)
+  local mine = band_keys_of(spec, art.sketch, prefix)
+  if not match or not rec_has_fingerprint(match.record) then
+    post(mine, seq)
+    return seq
+  end
+  local theirs, novel, skipped = band_keys_of(spec, rec_sketch(match.record), prefix), {}, false
+  for b, bucket in ipairs(mine) do
+    if bucket == theirs[b] then skipped = true else novel[#novel + 1] = bucket end
+  end
+  post(novel, seq)
+  if skipped then redis.call('APPEND', dependents_key(prefix, rec_seq(match.record)), seq) end
+  return seq
+end
+
+-- (frame.lua, renew) Posted again under a new number, under every band; its dependents move
+-- with it.
+local function reindex(id, held)
+  local line = redis.call('HGET', lines_key(prefix), rec_seq(held))
+  local seq = new_number(id)
+  unindex(KEYS, prefix, held, nil, seq)
+  if line then
+    pending.line[seq] = line
+    post(line_keys_of(line, prefix), seq)
+  else
+    post(band_keys_of(spec, rec_sketch(held), prefix), seq)
+  end
+  return seq
+end
+
+local replies = decide_all(A + 4, {parse = parse_article, search = search, insert = insert,
+                                   reindex = reindex, distance = distance})
+guard_passed(guard)
+return replies
