@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from tests.support.checks import assert_guarantees, covers
 from tests.support.corpus import make_articles
 from tests.support.factories import keyed
@@ -14,9 +16,11 @@ from tests.support.tenant import (
 )
 
 
+@pytest.mark.parametrize("layout", ["auto", "bands:16x4"])
 def test_kill_9_one_of_two_workers_mid_stream(
-    tenant: Tenant, start_worker: Callable[[Tenant], WorkerProcess]
+    layout: str, tenant: Tenant, start_worker: Callable[[Tenant], WorkerProcess]
 ) -> None:
+    tenant.extra_env["DEDUP_LAYOUT"] = layout  # (SimHash tables, or the band index)
     articles = make_articles(10_000, seed=5)  # 10% exact copies, 5% one-word edits
     workers = start_group(start_worker, tenant, 2)
 
