@@ -6,14 +6,18 @@
 - news: documents of sentences drawn from the 3,563 articles of the News Articles corpus,
   which share little at first; past ~100,000 documents each sentence recurs in dozens of
   them, as a template's would;
-- random: random fingerprints and sketches (bench_index's articles).
+- random: random fingerprints and sketches (bench_index's articles);
+- lines: short lines (news titles, manual pages' NAME lines, changelog entries: the short
+  lines dev set's sources) with up to three of their words replaced, which a band layout
+  judges by their words (`--kinds lines`; not run by default).
 
 For each kind the index (the worker's, with its defaults and `--layout`: the planner's SimHash
 tables for the largest size, or bands such as bands:16x4) is filled in steps. At each
 checkpoint N the next `--measure` documents are decided as the worker decides them, 100 per
 call, pipelined; printed: articles/s, Redis's CPU per article, the candidates per article
-(tables: entries compared; bands: postings read), Redis's memory per article and this
-process's peak memory. A checkpoint whose decisions take longer than `--budget` seconds ends
+(tables: entries compared; bands: postings read), Redis's memory per article, this
+process's peak memory, and the rate when two callers (as two workers) decide as many more
+articles at the same time. A checkpoint whose decisions take longer than `--budget` seconds ends
 the kind's growth. Then planted pairs, each a document and a copy with some of its blocks
 replaced, are decided: the share found, by their exact Jaccard similarity (the evaluation's
 truth: evaluation/truth.py).
@@ -34,11 +38,12 @@ from dataclasses import dataclass
 from benchmarks.bench_index import random_probes, server_cpu_s
 from benchmarks.redis_state import wipe
 from evaluation import corpora
+from evaluation.short_lines import source_lines
 from evaluation.truth import DIFFERENT, shingle_set
 from worker import wiring
 from worker.index.base import IndexOptions
-from worker.index.redis import RedisBandIndex, RedisIndex
-from worker.index.redis.client import connect
+from worker.index.redis import NamespaceIndex, RedisBandIndex, RedisIndex
+from worker.index.redis.client import Client, connect
 from worker.layout.bands import Bands
 from worker.model import Kind, Probe, Verdict
 from worker.settings import Settings
@@ -72,8 +77,12 @@ class Documents:
     def __post_init__(self) -> None:
         self.pool: list[list[str]] = man_blocks() if self.kind == "template" else []
         self.sentences = news_sentences() if self.kind == "news" else []
+        self.lines = source_lines() if self.kind == "lines" else []
+        self.words = sorted({w for line in self.lines for w in line.split() if w.isalpha()})
 
     def next(self) -> list[str]:
+        if self.kind == "lines":
+            return [self.reworded(self.rng.choice(self.lines), self.rng.randint(0, 3))]
         if self.kind == "news":
             return self.rng.sample(self.sentences, self.rng.randint(8, 30))
         page = self.rng.choice(self.pool)
@@ -84,7 +93,15 @@ class Documents:
         ]
         return own + others
 
+    def reworded(self, line: str, count: int) -> str:
+        words = line.split()
+        for at in self.rng.sample(range(len(words)), min(count, len(words))):
+            words[at] = self.rng.choice(self.words)
+        return " ".join(words)
+
     def copy(self, blocks: list[str], replaced: float) -> list[str]:
+        if self.kind == "lines":  # (one word changed: a copy by the line rule)
+            return [self.reworded(blocks[0], 1)]
         out = list(blocks)
         for at in self.rng.sample(range(len(out)), round(replaced * len(out))):
             out[at] = self.next()[0]
@@ -122,23 +139,26 @@ async def grow(args: argparse.Namespace, kind: str) -> None:
     settings = Settings(expected_docs=max(args.sizes), layout=args.layout)
     fingerprinter = wiring.fingerprinter(settings)
     layout = wiring.layout(settings)
-    index: RedisIndex
-    loader: RedisIndex
-    if isinstance(layout, Bands):
-        # (no bulk load: the band script searches as it inserts, and is fast enough to fill)
-        index = loader = RedisBandIndex(
-            client, f"growth-{kind}", layout, wiring.index_options(settings)
-        )
-    else:
-        index = RedisIndex(client, f"growth-{kind}", layout, wiring.index_options(settings))
-        loader = RedisIndex(
-            client, index.namespace, layout, IndexOptions(max_bucket_read=0)
-        )  # (indexes what it is given, without searching)
+    options = wiring.index_options(settings)
+
+    def make(on: Client) -> NamespaceIndex:
+        if isinstance(layout, Bands):
+            return RedisBandIndex(on, f"growth-{kind}", layout, options)
+        return RedisIndex(on, f"growth-{kind}", layout, options)
+
+    index = make(client)
+    second = make(connect(args.redis_url))  # (another worker's, on a connection of its own)
+    # Tables fill without searching; the band script searches as it inserts, fast enough.
+    loader = (
+        index
+        if isinstance(layout, Bands)
+        else RedisIndex(client, index.namespace, layout, IndexOptions(max_bucket_read=0))
+    )
     articles = supply(kind, fingerprinter, args.seed)
     print(f"\n{kind}: layout {layout.name()}")
     print(
         "  indexed | articles/s | Redis CPU us/article | compared/article | Redis B/article"
-        " | process peak MB"
+        " | process peak MB | 2 callers, articles/s"
     )
     indexed = 0
     base_memory = (await client.info("memory"))["used_memory"]
@@ -160,9 +180,11 @@ async def grow(args: argparse.Namespace, kind: str) -> None:
         memory = ((await client.info("memory"))["used_memory"] - base_memory) / indexed
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         compared = sum(v.candidates for v in verdicts) / len(verdicts)
+        together = await two_callers(index, second, [next(articles) for _ in range(args.measure)])
+        indexed += args.measure
         print(
             f"  {size:>9,} | {len(measured) / elapsed:>10,.0f} | {cpu_us:>20,.0f} | "
-            f"{compared:>16,.1f} | {memory:>15,.0f} | {peak:>15,.0f}",
+            f"{compared:>16,.1f} | {memory:>15,.0f} | {peak:>15,.0f} | {together:>21,.0f}",
             flush=True,
         )
         if elapsed > args.budget:
@@ -172,11 +194,27 @@ async def grow(args: argparse.Namespace, kind: str) -> None:
         await planted_recall(index, kind, fingerprinter, args.seed)
     if loader is not index:
         await loader.close()
+    await second.close()
     await index.close()
 
 
+async def two_callers(one: NamespaceIndex, other: NamespaceIndex, articles: list[Probe]) -> float:
+    """Articles per second when two callers decide `articles` (every other one each) at the
+    same time, each 100 per call, one call after another, as two workers do."""
+
+    async def decide(index: NamespaceIndex, mine: list[Probe]) -> None:
+        for first in range(0, len(mine), CALL):
+            await index.check_and_insert(mine[first : first + CALL])
+
+    await one.refresh()
+    await other.refresh()  # (a worker's bucket cache is loaded before it decides)
+    started = time.perf_counter()
+    await asyncio.gather(decide(one, articles[0::2]), decide(other, articles[1::2]))
+    return len(articles) / (time.perf_counter() - started)
+
+
 async def planted_recall(
-    index: RedisIndex, kind: str, fingerprinter: Fingerprinter, seed: int
+    index: NamespaceIndex, kind: str, fingerprinter: Fingerprinter, seed: int
 ) -> None:
     """Pairs of a document and a copy with a share of its blocks replaced, decided in the
     grown index: how many copies are called near-duplicates of their document, by the pair's
@@ -184,13 +222,18 @@ async def planted_recall(
     originals, copies, jaccards = planted(kind, fingerprinter, seed)
     await index.check_and_insert(originals)
     verdicts = await index.check_and_insert(copies)
-    print_found(
-        [
-            v.kind in (Kind.NEAR, Kind.EXACT) and v.duplicate_of == o.id
-            for o, v in zip(originals, verdicts, strict=True)
-        ],
-        jaccards,
-    )
+    hits = [
+        v.kind in (Kind.NEAR, Kind.EXACT) and v.duplicate_of == o.id
+        for o, v in zip(originals, verdicts, strict=True)
+    ]
+    if kind == "lines":  # (an earlier line as near as the original wins when first seen)
+        called = sum(v.kind in (Kind.NEAR, Kind.EXACT) for v in verdicts)
+        print(
+            f"  planted copies (one word changed): {called} of {len(hits)} called duplicates, "
+            f"{sum(hits)} of their original"
+        )
+        return
+    print_found(hits, jaccards)
 
 
 def planted(

@@ -58,11 +58,16 @@ def line_truth(lines: Sequence[str]) -> list[frozenset[int] | None]:
     return truth
 
 
+def source_lines() -> list[str]:
+    """Every distinct line of the three sources, in their order."""
+    return list(dict.fromkeys(_lines()))
+
+
 def short_lines_set(seed: int = 18, copies: int = 1500) -> EvalSet:
     """Every distinct line of the three sources, in a shuffled order, then `copies` of them
     again later with one of EDITS, each after its original."""
     rng = random.Random(seed)
-    lines = list(dict.fromkeys(_lines()))
+    lines = source_lines()
     rng.shuffle(lines)
     vocabulary = sorted({u for line in lines for u in line.split() if u.isalpha()})
     # Each line at its place n, each copy at a random later place: sorted by place.

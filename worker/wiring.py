@@ -16,7 +16,7 @@ from worker.settings import Settings
 if TYPE_CHECKING:
     from worker.index.base import Index, IndexOptions
     from worker.index.memory import MemoryIndex
-    from worker.index.redis import RedisIndex
+    from worker.index.redis import NamespaceIndex
     from worker.index.redis.client import Client
     from worker.layout.bands import Bands
     from worker.layout.tables import Layout
@@ -90,7 +90,7 @@ def redis_index(
     settings: Settings,
     fingerprinter: Fingerprinter | None = None,
     on_reset: Callable[[str], None] | None = None,
-) -> RedisIndex:
+) -> NamespaceIndex:
     """The shared index, on a client of its own; with the `fingerprinter` of a pipeline on it,
     its settings are recorded and checked with the layout. A band layout makes the band index
     (RedisBandIndex), SimHash tables the table index."""

@@ -12,7 +12,7 @@ from worker.index.redis import guard
 from worker.index.redis.band_calls import BandCalls
 from worker.index.redis.client import Client
 from worker.index.redis.format import LAYOUT_FORMAT
-from worker.index.redis.index import RedisIndex
+from worker.index.redis.namespace_index import NamespaceIndex
 from worker.index.redis.nearest import BucketRead
 from worker.index.redis.replies import verdicts_of
 from worker.index.redis.scripts import Script
@@ -20,7 +20,7 @@ from worker.layout.bands import Bands
 from worker.model import SIMHASH_BITS, Probe, Verdict
 
 
-class RedisBandIndex(RedisIndex):
+class RedisBandIndex(NamespaceIndex):
     def __init__(
         self,
         client: Client,
@@ -34,10 +34,8 @@ class RedisBandIndex(RedisIndex):
         """The index of one namespace on one Redis (or one Redis Cluster), with band postings;
         the arguments as RedisIndex's."""
         options = options or IndexOptions()
-        self._set_up(client, namespace, options, fingerprint_spec, on_reset)
+        super().__init__(client, namespace, options, fingerprint_spec, on_reset)
         self.bands = bands
-        self._cache_sync = None  # (no copy of the index in the worker, no calls sent ahead)
-        self._ordered = None
         self.threshold = SIMHASH_BITS
         self.rule = Rule.of_bands(bands, options.similarity)
         self._band_calls = BandCalls(
@@ -61,10 +59,6 @@ class RedisBandIndex(RedisIndex):
         if self.fingerprint_spec is not None:
             described["fingerprints"] = self.fingerprint_spec
         return described
-
-    async def read_buckets(self, probes: Sequence[Probe]) -> list[BucketRead | None]:
-        """Nothing is read ahead: the script reads each article's buckets."""
-        return [None] * len(probes)
 
     async def run_checks(
         self,

@@ -1,5 +1,6 @@
-"""The shared index in Redis: exact-content hashes, bucket tables (worker/layout/tables.py),
-one record per id (the storage format: format.py).
+"""The shared index in Redis over SimHash tables (worker/layout/tables.py): exact-content
+hashes, bucket tables, one record per id (the storage format: format.py); what does not
+depend on the tables is NamespaceIndex's (namespace_index.py).
 
 Checking a batch takes two steps. First the worker reads the articles' probed buckets and
 compares their entries itself (nearest.py): from its cache of the buckets (bucket_cache.py,
@@ -18,10 +19,8 @@ removes articles, expire.lua sweeps out expired ones.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import logging
-import secrets
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -29,8 +28,8 @@ from typing import Any
 import redis.asyncio as aioredis
 import redis.exceptions
 
-from worker.errors import IndexReset, IndexUnavailable, LayoutMismatch, OutOfTurn
-from worker.index.base import IndexOptions, Op, Rule, duplicate_threshold
+from worker.errors import IndexReset
+from worker.index.base import IndexOptions, Rule, duplicate_threshold
 from worker.index.redis import guard, scripts
 from worker.index.redis.addresses import BucketAddresses
 from worker.index.redis.cache_sync import CacheSync
@@ -38,14 +37,14 @@ from worker.index.redis.check_and_insert import CallRecord, CheckAndInsertCalls,
 from worker.index.redis.client import Client, Encoded, bulk_string, packs_encoded, translate
 from worker.index.redis.format import LAYOUT_FORMAT
 from worker.index.redis.guard import Chain
-from worker.index.redis.keys import NamespaceKeys
+from worker.index.redis.namespace_index import NamespaceIndex, ScriptsLoaded
 from worker.index.redis.nearest import BucketRead, Nearest, Search, gather, nearest
 from worker.index.redis.ordered import OrderedConnection
 from worker.index.redis.replies import verdicts_of
 from worker.index.redis.scripts import Script
 from worker.layout.planner import default_layout
 from worker.layout.tables import Layout
-from worker.model import Forget, Kind, Owner, Probe, Verdict
+from worker.model import Kind, Probe, Verdict
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +60,9 @@ OTHERS_ENTRIES_TO_WAIT = 20
 WAIT_S = 5.0
 
 
-class RedisIndex:
+class RedisIndex(NamespaceIndex):
+    _read_before = frozenset({Script.CHECK_AND_INSERT})
+
     def __init__(
         self,
         client: Client,
@@ -95,7 +96,11 @@ class RedisIndex:
                 worker, which logs it, takes in the index as it is now and goes on.
         """
         options = options or IndexOptions()
-        self._set_up(client, namespace, options, fingerprint_spec, on_reset)
+        super().__init__(client, namespace, options, fingerprint_spec, on_reset)
+        # The calls of the batches sent whose sync (since.lua, after them) is not yet taken in:
+        # what the cache may lack.
+        self._in_flight: list[list[CallRecord]] = []
+        self._wait_until = 0.0  # (time.monotonic()) until then, batches wait: WAIT_S
         self.layout = layout or default_layout()
         self.threshold = duplicate_threshold(self.layout, options.threshold)
         self.rule = Rule.of(self.layout, self.threshold, options.similarity)
@@ -133,41 +138,10 @@ class RedisIndex:
             else None
         )
 
-    def _set_up(
-        self,
-        client: Client,
-        namespace: str,
-        options: IndexOptions,
-        fingerprint_spec: str | None,
-        on_reset: Callable[[str], None] | None,
-    ) -> None:
-        """What does not depend on the postings (the band index shares it)."""
-        self.client = client
-        self.namespace = namespace
-        self.max_bucket_read = options.max_bucket_read
-        self.retention_s = options.retention_s
-        self.renew_on_match = options.renew_on_match
-        self.redelivery_window_s = options.redelivery_window_s
-        self.fingerprint_spec = fingerprint_spec
-        self.on_reset = on_reset
-        self.keys = NamespaceKeys(namespace)
-        # The index's epoch as this worker knows it (None: not read yet), from its meta record:
-        # a new one there means that the index was emptied and built again.
-        self._epoch: str | None = None
-        self._sending = asyncio.Lock()  # one batch reads and sends at a time, in turn
-        # The calls sent since the last failure, numbered (guard.py); a batch started before
-        # a failure is not sent after it (OutOfTurn), so that none overtakes a failed one.
-        self._chain = Chain(self.keys.chain())
-        # The calls of the batches sent whose sync (since.lua, after them) is not yet taken in:
-        # what the cache may lack.
-        self._in_flight: list[list[CallRecord]] = []
-        self._wait_until = 0.0  # (time.monotonic()) until then, batches wait: WAIT_S
-
-    @property
-    def epoch(self) -> str | None:
-        """The index's epoch as this worker last read it (None: not yet): the scripts' calls
-        carry it (check_and_insert.CheckAndInsertCalls)."""
-        return self._epoch
+    async def ensure_layout(self) -> None:
+        await super().ensure_layout()
+        if self._ordered is not None:  # (the calls there are sent without waiting to load them)
+            await scripts.load(self.client, Script.CHECK_AND_INSERT, Script.SINCE)
 
     @property
     def uses_bucket_cache(self) -> bool:
@@ -200,109 +174,17 @@ class RedisIndex:
             described["fingerprints"] = self.fingerprint_spec  # (the meta field's stored name)
         return described
 
-    async def ensure_layout(self) -> None:
-        """Record this index's layout (and, for a new index, its epoch), or refuse if the
-        namespace was built with another layout or other fingerprints."""
-        wanted = self.description
-        try:
-            async with self.client.pipeline(transaction=True) as pipe:
-                for field, value in wanted.items():
-                    pipe.hsetnx(self.keys.meta, field, value)
-                pipe.hsetnx(self.keys.meta, "epoch", secrets.token_hex(8))
-                pipe.hgetall(self.keys.meta)
-                stored_raw = (await pipe.execute())[-1]
-        except redis.exceptions.RedisError as exc:
-            raise translate(exc) from exc
-        stored = {k.decode(): v.decode() for k, v in stored_raw.items()}
-        epoch = stored.pop("epoch")
-        if self.fingerprint_spec is None:
-            stored.pop("fingerprints", None)
-        if stored != wanted:
-            differ = "; ".join(
-                f"{field} {stored.get(field)!r} there, {wanted.get(field)!r} here"
-                for field in sorted(stored.keys() | wanted.keys())
-                if stored.get(field) != wanted.get(field)
-            )
-            raise LayoutMismatch(
-                f"namespace {self.namespace!r} was built with another layout or other "
-                f"fingerprints than this worker's: {differ}; use the same threshold, layout "
-                "and fingerprint settings as the workers that built it, or another "
-                "DEDUP_NAMESPACE"
-            )
-        self._epoch = epoch
-        if self._ordered is not None:  # (the calls there are sent without waiting to load them)
-            await scripts.load(self.client, Script.CHECK_AND_INSERT, Script.SINCE)
-
-    async def check_and_insert(self, probes: Sequence[Probe]) -> list[Verdict]:
-        """(Index.check_and_insert) A batch of articles alone, outside a stream."""
-        return [v for v in await self._again(probes) if isinstance(v, Verdict)]
-
-    async def forget(self, ids: Sequence[str]) -> list[bool]:
-        """Remove articles from every table; True for each id that was in the index."""
-        return [bool(v) for v in await self._again([Forget(i) for i in ids])]
-
-    async def _again(self, ops: Sequence[Op]) -> list[Verdict | bool]:
-        try:
-            return await self.decide(ops)
-        # (what was read came from the index before; a chain whose state Redis lost)
-        except (IndexReset, _ScriptsLoaded, OutOfTurn):
-            return await self.decide(ops)
-
-    async def decide(self, ops: Sequence[Op], owner: Owner | None = None) -> list[Verdict | bool]:
-        """(Index.decide) A batch of articles goes out at once, while the batches before may
-        still be running (_check_in_order, with the bucket cache); else, or with deletions,
-        once those sent before have run, its steps one after another in its turn. One try:
-        a failure is raised (IndexReset after taking in the index as it is now; OutOfTurn
-        when a batch sent before failed after this one was started), and the caller tries
-        the batches again in their order."""
-        if not ops:
-            return []
-        chain = self._chain
-        partitions = {op.position[0] for op in ops if op.position is not None}
-        claims = guard.claims(owner, partitions, self.keys.claims)
-        try:
-            if self._ordered is not None and all(isinstance(op, Probe) for op in ops):
-                probes = [op for op in ops if isinstance(op, Probe)]
-                return list(await self._check_in_order(probes, chain, claims))
-            async with self._sending:
-                self._in_turn(chain)
-                if self._ordered is not None:
-                    await self._ordered.settled()
-                    self._in_turn(chain)  # (those may have failed meanwhile)
-                out: list[Verdict | bool] = []
-                for run in _runs(ops):
-                    if isinstance(run[0], Probe):
-                        probes = [op for op in run if isinstance(op, Probe)]
-                        reads = await self.read_buckets(probes)
-                        out += await self.run_checks(probes, reads, claims)
-                    else:
-                        out += await self._forget(
-                            [op for op in run if isinstance(op, Forget)], claims
-                        )
-                return out
-        except BaseException:
-            if self._chain is chain:  # (the first failure of the chain starts a new one)
-                self._chain = Chain(self.keys.chain())
-            raise
-
-    def _in_turn(self, chain: Chain) -> None:
-        if chain is not self._chain:
-            raise OutOfTurn(
-                "a batch sent to the index before this one failed after this one was started; "
-                "this one goes again after it"
-            )
-
-    async def _check_in_order(
+    async def _decide_ahead(
         self, probes: Sequence[Probe], chain: Chain, claims: list[tuple[str, int]]
-    ) -> list[Verdict]:
+    ) -> list[Verdict] | None:
         """Read from the cache and send the calls, then the sync that brings the cache up to
         them, without waiting for the batches sent before (unless none is in flight, or other
         workers insert much: then the cache is brought up first); then wait for the
         replies, in order. The calls are numbered in `chain`: Redis runs none after one of
         the chain that did not run."""
         ordered, cache_sync = self._ordered, self._cache_sync
-        assert ordered is not None
-        assert cache_sync is not None
+        if ordered is None or cache_sync is None:
+            return None
         cache = cache_sync.cache
         async with self._sending:
             self._in_turn(chain)
@@ -351,7 +233,7 @@ class RedisIndex:
         if failed:
             if any(isinstance(a, redis.exceptions.NoScriptError) for a in failed):
                 await scripts.load(self.client, Script.CHECK_AND_INSERT, Script.SINCE)
-                raise _ScriptsLoaded("Redis had lost the scripts; they are loaded again")
+                raise ScriptsLoaded("Redis had lost the scripts; they are loaded again")
             error = translate(failed[0])
             if isinstance(error, IndexReset) and epoch == self._epoch:
                 self._report_reset("the index was emptied or built again (its epoch changed)")
@@ -509,81 +391,16 @@ class RedisIndex:
         names = self._addresses.names([fingerprint])
         return [names[i] for i in found.expired]
 
-    async def _forget(
-        self, forgets: Sequence[Forget], claims: Sequence[tuple[str, int]]
-    ) -> list[bool]:
-        [reply] = await self._run(
-            Script.FORGET,
-            lambda epoch: [
-                scripts.forget_call(
-                    self.keys, epoch, guard.pack(None, claims), self.redelivery_window_s, forgets
-                )
-            ],
-        )
-        return [bool(r) for r in reply]
+    async def _settled(self, chain: Chain) -> None:
+        if self._ordered is not None:
+            await self._ordered.settled()
+            self._in_turn(chain)  # (those may have failed meanwhile)
 
-    async def expire(self, limit: int = 1000) -> int:
-        """One step of the expiry sweep: look at up to ~`limit` records, remove the expired
-        ones; returns how many. Workers share the sweep's cursor, so steps taken by any of
-        them advance one pass over the index."""
-        if not self.retention_s:
-            return 0
-        [(removed, _)] = await self._run(
-            Script.EXPIRE,
-            lambda epoch: [scripts.expire_call(self.keys, epoch, self.retention_s, limit)],
-        )
-        return int(removed)
-
-    async def _run(self, script: Script, calls: Callable[[str], list[list[Any]]]) -> list[Any]:
-        """Run the calls that `calls` builds for the index's epoch. When the scripts find the
-        index emptied or built again since, take in the index as it is now (_recover); then
-        run the calls again, except check-and-insert's, whose reads were of the index before
-        (IndexReset: its caller reads again)."""
-        for again in (False, True):
-            if self._epoch is None:
-                await self.ensure_layout()  # the scripts read the table spec from it
-            assert self._epoch is not None
-            try:
-                return await scripts.run(self.client, script, calls(self._epoch))
-            except redis.exceptions.RedisError as exc:
-                error = translate(exc)
-                if not isinstance(error, IndexReset):
-                    raise error from exc
-                self._report_reset("the index was emptied or built again (its epoch changed)")
-                await self._recover()
-                if again or script is Script.CHECK_AND_INSERT:
-                    raise error from exc
-        raise AssertionError("unreachable")
-
-    async def _recover(self) -> None:
-        """Take in the index as it is now: its layout record (written again if it is gone)
-        and its buckets."""
-        self._epoch = None
-        await self.ensure_layout()
+    async def _reload(self) -> None:
         if self._cache_sync is not None:
             await self._cache_sync.reload()
-
-    def _report_reset(self, why: str) -> None:
-        log.warning(
-            "index %r: %s; what it lost is no longer matched, and the worker goes on with what "
-            "it holds now",
-            self.namespace,
-            why,
-        )
-        if self.on_reset is not None:
-            self.on_reset(why)
 
     async def close(self) -> None:
         if self._ordered is not None:
             await self._ordered.close()
-        await self.client.aclose()
-
-
-class _ScriptsLoaded(IndexUnavailable):
-    """Redis did not have the scripts (a restart, SCRIPT FLUSH): they were loaded, nothing of
-    the batch ran, and it can be sent again at once."""
-
-
-def _runs(ops: Sequence[Op]) -> list[list[Op]]:
-    """The ops in runs of articles and of deletions, in order."""
-    return [list(run) for _, run in itertools.groupby(ops, type)]
+        await super().close()
