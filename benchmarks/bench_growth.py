@@ -48,6 +48,7 @@ from worker.layout.bands import Bands
 from worker.model import Kind, Probe, Verdict
 from worker.settings import Settings
 from worker.text.fingerprint import Fingerprinter
+from worker.text.lines import line_distance, line_rule
 
 CALL = 100  # articles per script call, as the worker sends a batch
 PLANTED = 400
@@ -227,10 +228,17 @@ async def planted_recall(
         for o, v in zip(originals, verdicts, strict=True)
     ]
     if kind == "lines":  # (an earlier line as near as the original wins when first seen)
-        called = sum(v.kind in (Kind.NEAR, Kind.EXACT) for v in verdicts)
+        # Only the copies the line rule makes duplicates of their original count: a word
+        # replaced may be two units, or take a line past LINE_MAX_UNITS.
+        within = [
+            v
+            for o, c, v in zip(originals, copies, verdicts, strict=True)
+            if o.line and c.line and line_rule(line_distance(o.line, c.line), o.line, c.line)
+        ]
+        called = sum(v.kind in (Kind.NEAR, Kind.EXACT) for v in within)
         print(
-            f"  planted copies (one word changed): {called} of {len(hits)} called duplicates, "
-            f"{sum(hits)} of their original"
+            f"  planted copies (one word replaced): {len(within)} of {len(hits)} within the "
+            f"line rule; {called} of those called duplicates, {sum(hits)} of their original"
         )
         return
     print_found(hits, jaccards)
