@@ -144,7 +144,9 @@ async def grow(args: argparse.Namespace, kind: str) -> None:
 
     def make(on: Client) -> NamespaceIndex:
         if isinstance(layout, Bands):
-            return RedisBandIndex(on, f"growth-{kind}", layout, options)
+            return RedisBandIndex(
+                on, f"growth-{kind}", layout, options, expected_docs=settings.expected_docs
+            )
         return RedisIndex(on, f"growth-{kind}", layout, options)
 
     index = make(client)

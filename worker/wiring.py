@@ -105,6 +105,7 @@ def redis_index(
             settings.namespace,
             chosen,
             index_options(settings),
+            expected_docs=settings.expected_docs,
             fingerprint_spec=spec,
             on_reset=on_reset,
         )

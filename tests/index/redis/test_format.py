@@ -4,12 +4,14 @@ agree on every number, and what the scripts write reads back through format.py."
 from __future__ import annotations
 
 import json
+import random
 
 import redis.asyncio as aioredis
 
 from tests.support.factories import BASE, SAME, flip, probe, sketch_agreeing
-from worker.index.redis import RedisIndex, format, scripts
+from worker.index.redis import RedisBandIndex, RedisIndex, format, scripts
 from worker.index.redis.keys import NamespaceKeys
+from worker.layout.bands import Bands
 from worker.layout.tables import multi_index
 from worker.model import Kind
 
@@ -18,7 +20,7 @@ return cjson.encode({entry = ENTRY, entry_seq = ENTRY_SEQ, entry_seen = ENTRY_SE
   recent_slots = RECENT_SLOTS, ring_check = RING_CHECK,
   no_position = {string.byte(NO_POSITION, 1, -1)}, sketch = SKETCH, rec = REC,
   flag_fingerprint = FLAG_FINGERPRINT, flag_match = FLAG_MATCH, codes = CODES,
-  posting = POSTING, line_key = LINE_KEY, no_distance = NO_DISTANCE,
+  posting_tail = POSTING_TAIL, line_key = LINE_KEY, no_distance = NO_DISTANCE,
   line_similarity = LINE_SIMILARITY})
 """
 
@@ -41,7 +43,7 @@ async def test_lua_and_python_spell_the_same_format(redis_client: aioredis.Redis
         format.FLAG_MATCH,
     )
     assert {Kind(kind): code for kind, code in lua["codes"].items()} == format.KIND_CODES
-    assert (lua["posting"], lua["line_key"]) == (format.POSTING_BYTES, format.LINE_KEY_BYTES)
+    assert (lua["posting_tail"], lua["line_key"]) == (format.POSTING_TAIL, format.LINE_KEY_BYTES)
     assert (lua["no_distance"], lua["line_similarity"]) == (
         format.NO_DISTANCE,
         format.LINE_SIMILARITY,
@@ -108,3 +110,71 @@ async def test_what_the_scripts_write_reads_back_through_format(
         assert stored[: format.ENTRY_BYTES] == entry
     ring = await redis_client.getrange(keys.recent, 0, format.ENTRY_BYTES - 1)
     assert ring == entry
+
+
+BUCKETS_OF = """
+local out = {}
+for i = 1, #ARGV, 2 do
+  local bucket = bucket_of('p:', 'b', 5, ARGV[i], split_of(tonumber(ARGV[i + 1])))
+  out[#out + 1] = {bucket[1], bucket[2]}
+end
+return out
+"""
+
+
+async def test_lua_and_python_put_a_key_in_the_same_bucket(redis_client: aioredis.Redis) -> None:
+    rng = random.Random(7)
+    cases = [
+        (rng.randbytes(width), groups)
+        for width in (3, 4, 5, 8)
+        for groups in (format.MIN_GROUP_BITS, 14, 16, 17, format.MAX_GROUP_BITS)
+        for _ in range(4)
+    ]
+    argv = [value for case in cases for value in case]
+    lua = await redis_client.eval(scripts.library() + BUCKETS_OF, 0, *argv)
+    for (key, groups), (group_key, check) in zip(cases, lua, strict=True):
+        group, python_check = format.bucket_of(key, groups)
+        assert group_key == b"p:b\x05" + group
+        assert check == python_check
+        assert len(check) + format.POSTING_TAIL == format.posting_bytes(groups)
+    # the group is the mixed value's first bits, the check every other bit
+    mixed = 0xABCDEF12 * format.MIX % 2**32
+    assert format.bucket_of(b"\xab\xcd\xef\x12", 8) == (
+        (mixed >> 24).to_bytes(3, "big"),
+        (mixed % 2**24).to_bytes(3, "big"),
+    )
+    assert format.bucket_of(b"\xab\xcd\xef\x12", 20)[1] == (mixed % 2**12).to_bytes(2, "big")
+    # keys that share their first three bins fall into different groups
+    assert (
+        format.bucket_of(b"\xab\xcd\xef\x12", 14)[0] != format.bucket_of(b"\xab\xcd\xef\x13", 14)[0]
+    )
+    assert format.bucket_of(b"\xab\xcd\xef\x12\x01", 24) != format.bucket_of(
+        b"\xab\xcd\xef\x12\x02", 24
+    )  # (a fifth byte counts)
+
+
+def test_group_bits_keep_about_group_postings_per_group_string() -> None:
+    assert format.group_bits(1) == format.MIN_GROUP_BITS
+    assert format.group_bits(10**12) == format.MAX_GROUP_BITS
+    bits = format.group_bits(1_000_000)
+    assert format.GROUP_POSTINGS / 2 < 1_000_000 / 2**bits <= format.GROUP_POSTINGS
+
+
+async def test_band_postings_read_back_through_format(redis_client: aioredis.Redis) -> None:
+    bands = Bands()
+    index = RedisBandIndex(redis_client, "format-bands", bands, expected_docs=100_000)
+    keys = NamespaceKeys("format-bands")
+    original = probe("original", BASE, sketch=SAME)
+    (verdict,) = await index.check_and_insert([original])
+    assert verdict.kind is Kind.UNIQUE
+    groups = format.group_bits(100_000)
+    seen_s = verdict.seen_at_ms // 1000
+    sketch = original.sketch
+    assert sketch is not None
+    for band in range(bands.bands):
+        bins = sketch[band * bands.rows : (band + 1) * bands.rows]
+        group, check = format.bucket_of(bins, groups)
+        key = keys.buckets.encode() + b"b" + bytes([band]) + group
+        stored = await redis_client.get(key)
+        assert stored == check + (1).to_bytes(4, "big") + seen_s.to_bytes(4, "big")
+        assert len(stored) == format.posting_bytes(groups)

@@ -64,6 +64,15 @@ async def test_layout_is_recorded_and_a_different_one_is_refused(
         ).ensure_layout()
 
 
+async def test_an_index_of_another_format_is_refused_with_the_command_that_rebuilds_it(
+    redis_client: aioredis.Redis,
+) -> None:
+    await RedisIndex(redis_client, "old", pigeonhole(3)).ensure_layout()
+    await redis_client.hset(NamespaceKeys("old").meta, "format", "6")
+    with pytest.raises(LayoutMismatch, match=r"format '6'.*dedup-worker backfill"):
+        await RedisIndex(redis_client, "old", pigeonhole(3)).ensure_layout()
+
+
 async def test_namespaces_are_independent(redis_client: aioredis.Redis) -> None:
     a, b = RedisIndex(redis_client, "ns-a"), RedisIndex(redis_client, "ns-b")
     await a.check_and_insert([probe("x", 123, "same")])

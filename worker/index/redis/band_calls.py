@@ -59,6 +59,9 @@ def _article(probe: Probe) -> list[Any]:
 
 
 def _line(line: bytes) -> bytes:
-    """A short line's units, then its band keys without their band's number (8 bytes each:
-    the band's number is their place)."""
-    return line + b"".join(struct.pack(">Q", key & (2**64 - 1)) for key in line_keys(line))
+    """A short line's units, then its band keys without their band's number (the band's
+    number is their place), 4 bytes each: the low 16 bits of each of the band's two minima,
+    (a minimum's high bits are mostly zeros, its low bits spread evenly over the groups)."""
+    return line + b"".join(
+        struct.pack(">HH", (key >> 32) & 0xFFFF, key & 0xFFFF) for key in line_keys(line)
+    )

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from worker import defaults
 from worker.index.base import IndexOptions, Rule
 from worker.index.redis import guard
 from worker.index.redis.band_calls import BandCalls
 from worker.index.redis.client import Client
-from worker.index.redis.format import LAYOUT_FORMAT
+from worker.index.redis.format import BANDS_FORMAT, group_bits
 from worker.index.redis.namespace_index import NamespaceIndex
 from worker.index.redis.nearest import BucketRead
 from worker.index.redis.replies import verdicts_of
@@ -28,14 +29,17 @@ class RedisBandIndex(NamespaceIndex):
         bands: Bands,
         options: IndexOptions | None = None,
         *,
+        expected_docs: int = defaults.EXPECTED_DOCS,
         fingerprint_spec: str | None = None,
         on_reset: Callable[[str], None] | None = None,
     ) -> None:
-        """The index of one namespace on one Redis (or one Redis Cluster), with band postings;
-        the arguments as RedisIndex's."""
+        """The index of one namespace on one Redis (or one Redis Cluster), with band postings
+        in group strings sized for `expected_docs` articles (format.group_bits); the other
+        arguments as RedisIndex's."""
         options = options or IndexOptions()
         super().__init__(client, namespace, options, fingerprint_spec, on_reset)
         self.bands = bands
+        self.groups = group_bits(expected_docs)
         self.threshold = SIMHASH_BITS
         self.rule = Rule.of_bands(bands, options.similarity)
         self._band_calls = BandCalls(
@@ -50,11 +54,12 @@ class RedisBandIndex(NamespaceIndex):
     @property
     def description(self) -> dict[str, str]:
         described = {
-            "format": LAYOUT_FORMAT,
+            "format": BANDS_FORMAT,
             "layout": "bands",
             "duplicate_bins": str(self.rule.duplicate_bins),
             "sketch": self.rule.shape.spec(),
             "tables": self.bands.spec(),  # (the stored name of the postings' spec)
+            "groups": str(self.groups),
         }
         if self.fingerprint_spec is not None:
             described["fingerprints"] = self.fingerprint_spec

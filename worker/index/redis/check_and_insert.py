@@ -1,5 +1,5 @@
 """check_and_insert.lua's calls: the arguments every call of one index shares, made once, then
-each article's (the script's header describes its KEYS and ARGV), and the reading of its
+each article's (lua/tables.lua's header describes its KEYS and ARGV), and the reading of its
 replies; and the records that calls sent in order leave for the calls after them."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from worker.text.simhash import to_bytes
 
 @dataclass(frozen=True)
 class CallRecord:
-    """A check-and-insert call that leaves a record (check_and_insert.lua, ARGV[b]) under
+    """A check-and-insert call that leaves a record (lua/tables.lua, ARGV[b]) under
     `key`: a call sent after it, whose read predates it, takes its articles from the record
     (those within the search radius: the worker finds them among `simhashes`, its articles'
     SimHashes) rather than comparing its ring entries in the script."""
@@ -71,7 +71,7 @@ class CheckAndInsertCalls:
         self._reads_buckets = max_bucket_read > 0
         self._frame = Frame(keys, retention_s, renew_on_match, redelivery_window_s)
         shape = [(t.width, t.probe_radius, _first_half(t)) for t in layout.tables]
-        # The script's own shared arguments (check_and_insert.lua, ARGV[A+1] on).
+        # The script's own shared arguments (lua/tables.lua, ARGV[A+1] on).
         self._shared = [
             rule.threshold,
             rule.search_radius,
@@ -96,7 +96,7 @@ class CheckAndInsertCalls:
         with the guard `guard` gives (guard.py; it numbers the calls of a chain); with
         `in_order`, each leaves a record and takes those of the earlier calls."""
         out = []
-        in_flight: list[Any] = [b"", b"", 0]  # (ARGV[b+1] on: check_and_insert.lua)
+        in_flight: list[Any] = [b"", b"", 0]  # (ARGV[b+1] on: lua/tables.lua)
         before: list[int | None] = []
         if in_order is not None:
             in_flight = [in_order.snapshot_entry, in_order.snapshot, len(in_order.earlier)]

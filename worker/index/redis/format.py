@@ -20,8 +20,10 @@ from worker import defaults
 from worker.model import Kind
 
 # Bump when the record, the entry or the key layout changes: an index of another format is
-# refused (it is stored with the layout).
+# refused (it is stored with the layout). Tables and bands count apart, so that a change to
+# one does not make users of the other rebuild.
 LAYOUT_FORMAT = "7"
+BANDS_FORMAT = "8"
 
 ENTRY = np.dtype(
     [
@@ -36,11 +38,15 @@ RECENT_SLOTS = 65536
 # an entry's first RING_CHECK bytes (the fingerprint and the number) tell whose slot it is.
 RING_CHECK = 12
 SKETCH_BYTES = defaults.SKETCH_BINS * defaults.SKETCH_BITS // 8
-# Band layouts: a band or line bucket is a run of postings (the sequence number, then when
-# it was indexed, unix s; 4 bytes each), and a short line's keys are 8 bytes per band
-# (lua/postings.lua).
-POSTING_BYTES = 8
-LINE_KEY_BYTES = 8
+# Band layouts: the buckets of a band whose keys agree on their first `groups` bits share a
+# group string (a key costs Redis more than a dozen postings). A posting there is its
+# bucket's check (the key's other bits, in whole bytes), then POSTING_TAIL bytes: the sequence
+# number and when it was indexed, unix s (lua/postings.lua). A short line's keys are 4 bytes
+# per band (band_calls.py).
+POSTING_TAIL = 8
+LINE_KEY_BYTES = 4
+GROUP_POSTINGS = 64  # postings per group string at the expected index size
+MIN_GROUP_BITS, MAX_GROUP_BITS = 8, 24
 # A match without a distance (a short line whose match has no fingerprint, or has none
 # itself) stores this one.
 NO_DISTANCE = 255
@@ -76,6 +82,45 @@ NO_POSITION = b"\xff" * 12  # decided outside a stream (scan, backfill)
 FLAG_FINGERPRINT = 1  # the article has a fingerprint (and a sketch)
 FLAG_MATCH = 2  # the record holds the matched article's fingerprint
 KIND_CODES = {Kind.UNIQUE: 0, Kind.EXACT: 1, Kind.NEAR: 2, Kind.RELATED: 3}
+
+
+def group_bits(expected_docs: int) -> int:
+    """The bits of a band key that name its group, for an index expected to hold
+    `expected_docs` articles: about GROUP_POSTINGS postings per group string there."""
+    bits = max(expected_docs // GROUP_POSTINGS, 1).bit_length()
+    return min(max(bits, MIN_GROUP_BITS), MAX_GROUP_BITS)
+
+
+def key_bytes(key: bytes) -> bytes:
+    """A band or line key as 4 bytes: itself, padded with zeros, or with its further bytes
+    folded in."""
+    if len(key) <= 4:
+        return key.ljust(4, b"\0")
+    v = int.from_bytes(key[:4], "big")
+    for byte in key[4:]:
+        v = (v * 33 + byte) % 2**32
+    return v.to_bytes(4, "big")
+
+
+MIX = 0x9E3779B1  # odd: v * MIX mod 2^32 gives each 32-bit key its own value
+
+
+def bucket_of(key: bytes, groups: int) -> tuple[bytes, bytes]:
+    """A band or line key's bucket: its group (3 bytes) and the check that leads its postings
+    there (whole bytes). Both come from the key's mixed value (v * MIX mod 2^32): the group
+    from its first `groups` bits, the check from the others; mixing sends keys that share
+    their first bins, as a template's do, to different groups (lua/postings.lua, bucket_of)."""
+    v = int.from_bytes(key_bytes(key), "big") * MIX % 2**32
+    rest = 32 - groups
+    return (v >> rest).to_bytes(3, "big"), (v % 2**rest).to_bytes(check_bytes(groups), "big")
+
+
+def check_bytes(groups: int) -> int:
+    return -(-(32 - groups) // 8)
+
+
+def posting_bytes(groups: int) -> int:
+    return check_bytes(groups) + POSTING_TAIL
 
 
 def pack_position(position: tuple[int, int] | None) -> bytes:

@@ -68,7 +68,7 @@ class NamespaceKeys:
 
     def call_record(self) -> str:
         """A new key for a check-and-insert call's record (a STRING, kept a minute:
-        lua/check_and_insert.lua, ARGV[b])."""
+        lua/tables.lua, ARGV[b])."""
         return f"{self.prefix}call:{secrets.token_hex(8)}"
 
     @property

@@ -102,6 +102,14 @@ class NamespaceIndex:
         epoch = stored.pop("epoch")
         if self.fingerprint_spec is None:
             stored.pop("fingerprints", None)
+        if stored.get("format") != wanted["format"]:
+            raise LayoutMismatch(
+                f"namespace {self.namespace!r} is stored in format {stored.get('format')!r}; "
+                f"this worker reads and writes format {wanted['format']!r} only. Rebuild it: "
+                f"`dedup-worker backfill HISTORY.jsonl` with DEDUP_NAMESPACE set to a new "
+                "namespace (or after deleting the old one's keys, "
+                f"dedup:{{{self.namespace}}}:*), then point the workers at it"
+            )
         if stored != wanted:
             differ = "; ".join(
                 f"{field} {stored.get(field)!r} there, {wanted.get(field)!r} here"

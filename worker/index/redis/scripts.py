@@ -3,7 +3,8 @@ pipeline, and the KEYS and ARGV of since, forget and expire (the scripts' header
 them); check_and_insert.py builds check_and_insert.lua's.
 
 Every script is sent with lib.lua and postings.lua in front of it (the storage format, where
-articles are posted and their removal), and those that decide articles with frame.lua too.
+articles are posted and their removal), those that decide articles with frame.lua too, and
+check_and_insert.lua with ring.lua and tables.lua, check_bands.lua with groups.lua (PARTS).
 """
 
 from __future__ import annotations
@@ -32,10 +33,13 @@ class Script(StrEnum):
     SINCE = "since.lua"
 
 
-# In front of every script: the storage format, then the postings; of the scripts that decide
-# articles, the frame too.
+# In front of every script: the storage format, then the postings; then a script's own parts.
 LIB = ("lib.lua", "postings.lua")
 FRAME = "frame.lua"
+PARTS = {
+    Script.CHECK_AND_INSERT: (FRAME, "ring.lua", "tables.lua"),
+    Script.CHECK_BANDS: (FRAME, "groups.lua"),
+}
 # Articles per check-and-insert call: enough to share the call's set-up (and for a batch's
 # articles to be compared with each other here rather than in the script: the worker's
 # default batch), few enough that one call does not hold Redis's one thread up for long.
@@ -56,10 +60,9 @@ def library() -> str:
 
 
 def source(script: Script) -> str:
-    """What is sent to Redis: lib.lua, postings.lua, frame.lua (if it decides articles),
-    then the script."""
-    deciding = script in (Script.CHECK_AND_INSERT, Script.CHECK_BANDS)
-    return "\n".join([library(), *([_text(FRAME)] if deciding else []), _text(script)])
+    """What is sent to Redis: lib.lua, postings.lua, the script's parts, then the script."""
+    parts = PARTS.get(script, ())
+    return "\n".join([library(), *(_text(part) for part in parts), _text(script)])
 
 
 @cache

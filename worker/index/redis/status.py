@@ -9,7 +9,7 @@ import redis.exceptions
 
 from worker.errors import IndexStoreError
 from worker.index.redis.client import Client
-from worker.index.redis.format import ENTRY_BYTES, POSTING_BYTES
+from worker.index.redis.format import ENTRY_BYTES, posting_bytes
 from worker.index.redis.keys import NamespaceKeys
 
 SCAN_COUNT = 1000
@@ -44,10 +44,12 @@ async def read_status(client: Client, namespace: str) -> Status:
         sizes: Counter[int] = Counter()
         largest = entries = 0
         batch: list[bytes] = []
-        # (band layouts: band and line buckets, not dependents' lists nor the lines hash)
-        bands = any(_text(k) == "layout" and _text(v) == "bands" for k, v in meta.items())
+        # (band layouts: the group strings of band and line buckets, not dependents' lists
+        # nor the lines hash)
+        described = {_text(k): _text(v) for k, v in meta.items()}
+        bands = described.get("layout") == "bands"
         pattern = f"{_escape(keys.buckets)}{'[bl]' if bands else ''}*"
-        size = POSTING_BYTES if bands else ENTRY_BYTES
+        size = posting_bytes(int(described["groups"])) if bands else ENTRY_BYTES
         async for key in client.scan_iter(match=pattern, count=SCAN_COUNT):
             batch.append(key)
             if len(batch) == SCAN_COUNT:
@@ -62,7 +64,7 @@ async def read_status(client: Client, namespace: str) -> Status:
         node.get("used_memory", 0) for node in info.values() if isinstance(node, dict)
     )
     return Status(
-        {_text(k): _text(v) for k, v in meta.items()},
+        described,
         records,
         originals,
         exact,

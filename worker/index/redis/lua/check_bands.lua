@@ -10,7 +10,7 @@
 -- Then per article, one after another: id; content hash, 16 raw bytes; fingerprint, 8 raw
 -- bytes big-endian, or "" when the text is too short; its sketch (SKETCH bytes), or ""; the
 -- message's position in the input topic (12 bytes: NO_POSITION outside a stream); its short
--- line ("" for none): its units (2 bytes each), then its LINE_BANDS keys (8 bytes each).
+-- line ("" for none): its units (2 bytes each), then its LINE_BANDS keys (LINE_KEY bytes each).
 --
 -- A short line is found by its line buckets and judged by its units (line_rule); any other
 -- article with a sketch by its band buckets, the `compared` postings sharing the most bands
@@ -21,7 +21,7 @@
 local A = FRAME_ARGS
 local duplicate_bins, compared = tonumber(ARGV[A + 1]), tonumber(ARGV[A + 2])
 local newest = tonumber(ARGV[A + 3])
-local spec = redis.call('HGET', KEYS[4], 'tables')
+local shape = layout_of(KEYS[4])
 local LINE_NEAR_LONG = 7  -- (worker/text/lines.py, line_rule) lines this long may differ by 2
 
 local function parse_article(a)
@@ -49,59 +49,6 @@ local function distance(art, fp)
     end
   end
   return d
-end
-
--- The postings of `buckets`: the newest of each, as {seq (4 bytes), seen_s} lists per bucket,
--- counting what was read into the article's `candidates` and `hot`. Returns them and the
--- numbers of the expired ones.
-local function read_postings(art, buckets)
-  local read, expired = {}, {}
-  art.candidates, art.hot = 0, 0
-  for i, bucket in ipairs(buckets) do
-    -- (one posting more than is read tells whether the bucket holds more)
-    local blob = redis.call('GETRANGE', bucket, -(newest + 1) * POSTING, -1)
-    local from = 1
-    if #blob > newest * POSTING then from, art.hot = POSTING + 1, art.hot + 1 end
-    local list = {}
-    for at = from, #blob, POSTING do
-      local seq = string.sub(blob, at, at + 3)
-      if cutoff and struct.unpack('>I4', blob, at + 4) < cutoff then
-        expired[seq] = true
-      else
-        list[#list + 1] = seq
-      end
-    end
-    art.candidates = art.candidates + #list
-    read[i] = list
-  end
-  return read, expired
-end
-
--- Take the articles whose postings numbered `numbers` were read expired out of their
--- buckets (their records say whether they have: a renewed one has a new number; the sweep
--- takes the records, expire.lua). Returns whether any was.
-local function take_out_expired(numbers)
-  local seqs = {}
-  for seq in pairs(numbers) do seqs[#seqs + 1] = seq end
-  if #seqs == 0 then return false end
-  flush()
-  local ids, records = owners_of(seqs)
-  local any = false
-  for i, seq in ipairs(seqs) do
-    local record = records[i]
-    if record and rec_seq(record) == seq and rec_alive_s(record) < cutoff then
-      unindex(KEYS, prefix, record)
-      any = true
-    end
-  end
-  return any
-end
-
--- The postings of an article's buckets, expired articles taken out first.
-local function read_live(art, buckets)
-  local read, expired = read_postings(art, buckets)
-  if take_out_expired(expired) then read = read_postings(art, buckets) end
-  return read
 end
 
 -- A line's units (2 bytes each), as numbers.
@@ -155,7 +102,8 @@ end
 local function search_line(art)
   local units = line_units(art.line)
   local mine = units_of(units)
-  local read = read_live(art, line_keys_of(art.line, prefix))
+  art.buckets = line_keys_of(art.line, prefix, shape.split)
+  local read = read_live(art, art.buckets, newest)
   local seqs, seen = {}, {}
   for _, list in ipairs(read) do
     for _, seq in ipairs(list) do
@@ -199,7 +147,8 @@ end
 
 -- An article's match by its sketch among the postings of its bands.
 local function search_bands(art)
-  local read = read_live(art, band_keys_of(spec, art.sketch, prefix))
+  art.buckets = band_keys_of(shape, art.sketch, prefix)
+  local read = read_live(art, art.buckets, newest)
   local shared, seqs = {}, {}
   for _, list in ipairs(read) do
     for _, seq in ipairs(list) do
@@ -240,10 +189,13 @@ local function search(art)
   return nil
 end
 
--- A posting of number `seq` now (its seen time), appended to each of `buckets`.
+-- A posting of number `seq` now (its seen time), appended to each of `buckets` (a bucket
+-- read with SPILL postings in its group moves them to its own string first).
 local function post(buckets, seq)
-  local posting = seq .. struct.pack('>I4', now_s)
-  for _, bucket in ipairs(buckets) do redis.call('APPEND', bucket, posting) end
+  for _, bucket in ipairs(buckets) do
+    if bucket.own == false and bucket.count >= SPILL then spill(bucket) end
+    post_one(bucket, seq, now_s)
+  end
 end
 
 -- Index an article: its content hash is now its, and a short line is posted under its line
@@ -253,19 +205,23 @@ local function insert(art, place, match)
   if art.line ~= '' then
     local seq = new_number(art.id)
     pending.line[seq] = art.line
-    post(line_keys_of(art.line, prefix), seq)
+    post(art.buckets or line_keys_of(art.line, prefix, shape.split), seq)
     return seq
   end
   if art.fp == '' or #art.sketch ~= SKETCH then return ZERO4 end
   local seq = new_number(art.id)
-  local mine = band_keys_of(spec, art.sketch, prefix)
+  local mine = art.buckets or band_keys_of(shape, art.sketch, prefix)
   if not match or not rec_has_fingerprint(match.record) then
     post(mine, seq)
     return seq
   end
-  local theirs, novel, skipped = band_keys_of(spec, rec_sketch(match.record), prefix), {}, false
+  local theirs, novel, skipped = rec_sketch(match.record), {}, false
   for b, bucket in ipairs(mine) do
-    if bucket == theirs[b] then skipped = true else novel[#novel + 1] = bucket end
+    if band_bins(shape, art.sketch, b - 1) == band_bins(shape, theirs, b - 1) then
+      skipped = true
+    else
+      novel[#novel + 1] = bucket
+    end
   end
   post(novel, seq)
   if skipped then redis.call('APPEND', dependents_key(prefix, rec_seq(match.record)), seq) end
@@ -280,9 +236,9 @@ local function reindex(id, held)
   unindex(KEYS, prefix, held, nil, seq)
   if line then
     pending.line[seq] = line
-    post(line_keys_of(line, prefix), seq)
+    post(line_keys_of(line, prefix, shape.split), seq)
   else
-    post(band_keys_of(spec, rec_sketch(held), prefix), seq)
+    post(band_keys_of(shape, rec_sketch(held), prefix), seq)
   end
   return seq
 end

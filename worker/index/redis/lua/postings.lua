@@ -2,17 +2,22 @@
 -- text, for a renewed article and for articles older than the retention window). Shared by
 -- every script (after lib.lua). The index's layout is stored in its meta record (field
 -- `tables`): SimHash tables (worker/layout/tables.py, Table.spec) or "bands:BxR"
--- (worker/layout/bands.py). Every postings key starts with the scripts' postings prefix:
+-- (worker/layout/bands.py), whose buckets share group strings (field `groups`: the bits of a
+-- bucket's key that name its group). Every postings key starts with the scripts' postings
+-- prefix:
 --   tables: prefix .. table number .. ':' .. the table key in hex; a STRING of ENTRY entries
---   bands:  prefix .. 'b' .. the band's number (1 byte) .. its bins (raw bytes); a STRING of
---           POSTING postings, oldest first
---   lines:  prefix .. 'l' .. the band's number (1 byte) .. its 8-byte key; the same
+--   bands:  prefix .. 'b' .. the band's number (1 byte) .. its group (bucket_of); a STRING of
+--           the postings of the group's buckets, oldest first, each led by its bucket's
+--           check (the key's other bits) and then POSTING_TAIL bytes; a bucket with more
+--           than SPILL has them in a string of its own instead: the same key and its check
+--   lines:  prefix .. 'l' .. the band's number (1 byte) .. its group; the same
 --   prefix .. 'd' .. a sequence number (4 bytes): the numbers of the article's dependents,
 --           the near-duplicates posted only under the bands they do not share with it
 --   prefix .. 'n': HASH, sequence number -> a short line's units (2 bytes each), then its
---           LINE_BANDS keys (8 bytes each)
-local POSTING = 8  -- a band or line posting: seq (4) | indexed (or renewed), unix s (4)
-local LINE_BANDS, LINE_KEY = 16, 8
+--           LINE_BANDS keys (LINE_KEY bytes each)
+-- Many buckets to a key keeps the keys few (a key costs Redis more than a dozen postings).
+local POSTING_TAIL = 8  -- after the check: seq (4) | indexed (or renewed), unix s (4)
+local LINE_BANDS, LINE_KEY = 16, 4
 
 -- Bit p of an 8-byte big-endian fingerprint (p = 0 is the least significant).
 local function fingerprint_bit(fp, p)
@@ -39,29 +44,86 @@ local function bucket_keys_of(spec, fp, prefix)
   return found
 end
 
--- The number of bands and of bins per band of a band layout's spec; nil for tables.
-local function band_shape(spec)
-  local bands, rows = string.match(spec or '', '^bands:(%d+)x(%d+)$')
-  if bands then return tonumber(bands), tonumber(rows) end
+-- A band or line key as 4 bytes: itself, padded with zeros, or with its further bytes folded
+-- in (format.py, key_bytes).
+local function key_bytes(key)
+  if #key == 4 then return key end
+  local b1, b2, b3, b4 = string.byte(key, 1, 4)
+  local v = (((b1 or 0) * 256 + (b2 or 0)) * 256 + (b3 or 0)) * 256 + (b4 or 0)
+  for i = 5, #key do v = (v * 33 + string.byte(key, i)) % 4294967296 end
+  return struct.pack('>I4', v)
+end
+
+-- How a band or line key splits when `groups` bits of its mixed value name its group: the
+-- span of a group's values, and where the check starts in the value's 4 bytes.
+local function split_of(groups)
+  return {span = 2 ^ (32 - groups), from = 5 - math.ceil((32 - groups) / 8)}
+end
+
+-- The band layout in `meta`: {bands =, rows =, groups =}, and the stored spec; nil and the
+-- spec for tables.
+local function layout_of(meta)
+  local stored = redis.call('HMGET', meta, 'tables', 'groups')
+  local bands, rows = string.match(stored[1] or '', '^bands:(%d+)x(%d+)$')
+  if not bands then return nil, stored[1] end
+  return {bands = tonumber(bands), rows = tonumber(rows), split = split_of(tonumber(stored[2]))},
+         stored[1]
+end
+
+-- The key prefix of band `b`'s groups of kind `letter`, made once per call.
+local group_prefixes = {b = {}, l = {}}
+local function group_prefix(prefix, letter, b)
+  local made = group_prefixes[letter][b]
+  if not made then
+    made = prefix .. letter .. string.char(b)
+    group_prefixes[letter][b] = made
+  end
+  return made
+end
+
+-- A key's 32 bits spread over all 32 (v times an odd number, mod 2^32: each key its own
+-- value), so that keys that share their first bins, as a template's do, fall into different
+-- groups. format.py, mixed.
+local function mixed(v)
+  local high, low = math.floor(v / 65536), v % 65536
+  return ((high * 0x79B1 + low * 0x9E37) % 65536 * 65536 + low * 0x79B1) % 4294967296
+end
+
+-- The bucket of `key` in band `b` of kind `letter` (`split`: split_of's): {the key of its
+-- group string, the check that leads its postings there}. A group holds every key whose
+-- mixed value starts with the same `groups` bits; the check is its other bits, in whole
+-- bytes. format.py, bucket_of.
+local function bucket_of(prefix, letter, b, key, split)
+  local v = mixed(struct.unpack('>I4', key_bytes(key)))
+  local group, rest = math.floor(v / split.span), v % split.span
+  local check = string.sub(string.char(math.floor(rest / 16777216), math.floor(rest / 65536) % 256,
+                                       math.floor(rest / 256) % 256, rest % 256), split.from)
+  return {group_prefix(prefix, letter, b) .. string.char(math.floor(group / 65536),
+                                                         math.floor(group / 256) % 256,
+                                                         group % 256), check}
+end
+
+-- Band `b`'s bins in `sketch` (0-based `b`): its key.
+local function band_bins(shape, sketch, b)
+  return string.sub(sketch, b * shape.rows + 1, (b + 1) * shape.rows)
 end
 
 -- The bucket of each band of `sketch`.
-local function band_keys_of(spec, sketch, prefix)
-  local bands, rows = band_shape(spec)
-  local found = {}
-  for b = 0, bands - 1 do
-    local bins = string.sub(sketch, b * rows + 1, (b + 1) * rows)
-    found[b + 1] = prefix .. 'b' .. string.char(b) .. bins
+local function band_keys_of(shape, sketch, prefix)
+  local found, rows, split = {}, shape.rows, shape.split
+  for b = 0, shape.bands - 1 do
+    found[b + 1] = bucket_of(prefix, 'b', b, string.sub(sketch, b * rows + 1, (b + 1) * rows),
+                             split)
   end
   return found
 end
 
 -- The buckets of a short line (`held`: its value in the lines hash, or its units and keys).
-local function line_keys_of(held, prefix)
+local function line_keys_of(held, prefix, split)
   local found, keys_at = {}, #held - LINE_BANDS * LINE_KEY
   for b = 0, LINE_BANDS - 1 do
     local at = keys_at + b * LINE_KEY + 1
-    found[b + 1] = prefix .. 'l' .. string.char(b) .. string.sub(held, at, at + LINE_KEY - 1)
+    found[b + 1] = bucket_of(prefix, 'l', b, string.sub(held, at, at + LINE_KEY - 1), split)
   end
   return found
 end
@@ -97,20 +159,60 @@ local function cut_expired(bucket, blob, cutoff_s)
   return blob
 end
 
+-- A bucket with more than SPILL postings in its group string moves them to a string of its
+-- own (its group's key and its check), and leaves a marker in the group: its check and 8
+-- zero bytes. Crowded buckets therefore do not crowd the others of their group.
+local SPILL = 8
+local function own_key(bucket) return bucket[1] .. bucket[2] end
+
+-- Remove the posting of number `seq` from string `key`, whose postings start with `check`;
+-- whether it was there.
+local function remove_from(key, check, seq)
+  local blob = redis.call('GET', key)
+  if not blob then return false end
+  local wanted, size, from = check .. seq, #check + POSTING_TAIL, 1
+  while true do
+    local at = string.find(blob, wanted, from, true)
+    if not at then return false end
+    if (at - 1) % size == 0 then
+      store(key, string.sub(blob, 1, at - 1) .. string.sub(blob, at + size))
+      return true
+    end
+    from = at + 1
+  end
+end
+
+-- Remove the posting of number `seq` from `bucket` (a band or line bucket).
+local function remove_posting(bucket, seq)
+  if not remove_from(bucket[1], bucket[2], seq) then remove_from(own_key(bucket), bucket[2], seq) end
+end
+
+-- A posting of number `seq` (4 bytes) seen at `seen_s`, appended to `bucket`: to its own
+-- string if it has one (`bucket.own`: known from a read; else asked).
+local function post_one(bucket, seq, seen_s)
+  local own = bucket.own
+  if own == nil then own = redis.call('EXISTS', own_key(bucket)) == 1 end
+  redis.call('APPEND', own and own_key(bucket) or bucket[1],
+             bucket[2] .. seq .. struct.pack('>I4', seen_s))
+end
+
 -- A band article's postings out of its buckets. Its dependents move to `successor` (the same
 -- article under a new number, posted under every band), or else are posted under the bands
 -- they skipped: those they share with it. (A dependent taken out since, or renewed, no longer
--- holds its number in the ids hash and its record: it is passed over.) `K`: as in unindex.
-local function unpost_bands(K, prefix, spec, record, seq, successor)
+-- holds its number in the ids hash and its record: it is passed over.) `K`: as in unindex;
+-- `shape`: layout_of's.
+local function unpost_bands(K, prefix, shape, record, seq, successor)
   local line = redis.call('HGET', lines_key(prefix), seq)
   if line then  -- (a short line has no dependents)
-    for _, bucket in ipairs(line_keys_of(line, prefix)) do remove_entry(bucket, seq, POSTING, 0) end
+    for _, bucket in ipairs(line_keys_of(line, prefix, shape.split)) do
+      remove_posting(bucket, seq)
+    end
     redis.call('HDEL', lines_key(prefix), seq)
     return
   end
   if not rec_has_fingerprint(record) then return end
-  local mine = band_keys_of(spec, rec_sketch(record), prefix)
-  for _, bucket in ipairs(mine) do remove_entry(bucket, seq, POSTING, 0) end
+  local mine = band_keys_of(shape, rec_sketch(record), prefix)
+  for _, bucket in ipairs(mine) do remove_posting(bucket, seq) end
   local key = dependents_key(prefix, seq)
   local dependents = redis.call('GET', key)
   if not dependents then return end
@@ -124,9 +226,11 @@ local function unpost_bands(K, prefix, spec, record, seq, successor)
     local id = redis.call('HGET', K[3], number)
     local held = id and redis.call('HGET', K[1], id)
     if held and rec_seq(held) == number then
-      local posting = number .. struct.pack('>I4', rec_alive_s(held))
-      for b, bucket in ipairs(band_keys_of(spec, rec_sketch(held), prefix)) do
-        if bucket == mine[b] then redis.call('APPEND', bucket, posting) end
+      local sketch, theirs = rec_sketch(held), rec_sketch(record)
+      for b, bucket in ipairs(mine) do
+        if band_bins(shape, sketch, b - 1) == band_bins(shape, theirs, b - 1) then
+          post_one(bucket, number, rec_alive_s(held))
+        end
       end
     end
   end
@@ -141,9 +245,9 @@ local function unindex(K, prefix, record, cutoff_s, successor)
   local ids, meta, recent = K[3], K[4], K[5]
   local seq = rec_seq(record)
   if seq == ZERO4 then return end
-  local spec = redis.call('HGET', meta, 'tables')
-  if band_shape(spec) then
-    unpost_bands(K, prefix, spec, record, seq, successor)
+  local shape, spec = layout_of(meta)
+  if shape then
+    unpost_bands(K, prefix, shape, record, seq, successor)
     redis.call('HDEL', ids, seq)
     return
   end
