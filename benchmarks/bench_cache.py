@@ -32,7 +32,7 @@ def filled(native: bool, simhashes: np.ndarray) -> BucketCache:
     )
     entries = np.zeros(len(simhashes), dtype=ENTRY)
     entries["fingerprint"] = simhashes
-    entries["seq"] = np.arange(1, len(simhashes) + 1)
+    entries["seq_low"] = np.arange(1, len(simhashes) + 1)
     entries["seen_s"] = 1_700_000_000
     cache.add(entries.tobytes(), len(simhashes))
     return cache

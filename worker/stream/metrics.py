@@ -47,7 +47,7 @@ class Metrics:
         )
         self.cached_entries = Gauge(
             "dedup_bucket_cache_entries",
-            "Bucket entries in the worker's copy of the index's buckets (about 16 bytes each)",
+            "Bucket entries in the worker's copy of the index's buckets (about 20 bytes each)",
             registry=r,
         )
         self.verdicts = Counter(

@@ -42,10 +42,12 @@ async def test_a_crowded_bucket_moves_to_a_string_of_its_own(
     own = await redis_client.get(group_key + check)
     assert isinstance(in_group, bytes)
     assert isinstance(own, bytes)
-    assert check + bytes(8) in [in_group[i : i + size] for i in range(0, len(in_group), size)]
+    marker = check + bytes(format.POSTING_TAIL)
+    assert marker in [in_group[i : i + size] for i in range(0, len(in_group), size)]
     assert len(own) == len(sketches) * size  # every posting of the bucket, oldest first
     assert [
-        int.from_bytes(own[i + len(check) : i + len(check) + 4]) for i in range(0, len(own), size)
+        int.from_bytes(own[i + len(check) : i + len(check) + format.NUMBER_BYTES])
+        for i in range(0, len(own), size)
     ] == list(range(1, len(sketches) + 1))
 
     # An article near the third is found through the bucket's own string alone: its other
@@ -58,6 +60,6 @@ async def test_a_crowded_bucket_moves_to_a_string_of_its_own(
     assert await index.forget(["a2"]) == [True]
     own = await redis_client.get(group_key + check)
     assert isinstance(own, bytes)
-    assert (3).to_bytes(4) not in [
-        own[i + len(check) : i + len(check) + 4] for i in range(0, len(own), size)
+    assert (3).to_bytes(6) not in [
+        own[i + len(check) : i + len(check) + 6] for i in range(0, len(own), size)
     ]

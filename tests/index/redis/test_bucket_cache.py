@@ -18,7 +18,7 @@ from worker.index.redis import RedisIndex
 from worker.index.redis import bucket_cache as bucket_cache_module
 from worker.index.redis.addresses import BucketAddresses
 from worker.index.redis.bucket_cache import BucketCache
-from worker.index.redis.format import ENTRY, ENTRY_BYTES, RECENT_SLOTS
+from worker.index.redis.format import ENTRY, ENTRY_BYTES, RECENT_SLOTS, entry_numbers
 from worker.index.redis.keys import NamespaceKeys
 from worker.index.redis.nearest import Nearest, Search, gather, nearest
 from worker.layout.planner import default_layout
@@ -149,7 +149,7 @@ def test_a_search_finds_what_nearest_finds_in_the_buckets(
     assert any(len(n.entries) == LIMIT * ENTRY_BYTES for n in expected)  # some left out
     assert search(copy, queries, max_read=7, cutoff_s=cutoff) == expected
     for blob in filter(None, copy.buckets(range(probed.slot_count or 0))):
-        seqs = np.frombuffer(blob, dtype=ENTRY)["seq"].tolist()
+        seqs = entry_numbers(np.frombuffer(blob, dtype=ENTRY)).tolist()
         assert seqs == sorted(seqs)  # first seen first, as in Redis
 
 
@@ -225,7 +225,7 @@ async def test_a_stale_entry_whose_sequence_number_was_given_out_again_is_not_tr
 def test_nothing_new_moves_only_the_counter(new_cache: MakeCache) -> None:
     copy, probed = new_cache()
     copy.add(b"", last=4)
-    copy.add(bytes(48), last=6)  # two removed articles' slots
+    copy.add(bytes(2 * ENTRY_BYTES), last=6)  # two removed articles' slots
     assert probed.slot_count is not None
     assert copy.last == 6
     assert set(copy.buckets(range(probed.slot_count))) == {None}

@@ -16,7 +16,8 @@ from worker.layout.tables import multi_index
 from worker.model import Kind
 
 LUA_CONSTANTS = """
-return cjson.encode({entry = ENTRY, entry_seq = ENTRY_SEQ, entry_seen = ENTRY_SEEN,
+return cjson.encode({number = NUMBER, last_number = string.format('%d', LAST_NUMBER),
+  entry = ENTRY, entry_seq = ENTRY_SEQ, entry_seen = ENTRY_SEEN,
   recent_slots = RECENT_SLOTS, ring_check = RING_CHECK,
   no_position = {string.byte(NO_POSITION, 1, -1)}, sketch = SKETCH, rec = REC,
   flag_fingerprint = FLAG_FINGERPRINT, flag_match = FLAG_MATCH, codes = CODES,
@@ -29,10 +30,12 @@ async def test_lua_and_python_spell_the_same_format(redis_client: aioredis.Redis
     lua = json.loads(await redis_client.eval(scripts.library() + LUA_CONSTANTS, 0))
     fields = format.ENTRY.fields
     assert fields is not None
-    assert lua["entry"] == format.ENTRY_BYTES == 16
-    assert (lua["entry_seq"], lua["entry_seen"]) == (fields["seq"][1], fields["seen_s"][1])
+    assert lua["number"] == format.NUMBER_BYTES == 6
+    assert int(lua["last_number"]) == format.LAST_NUMBER
+    assert lua["entry"] == format.ENTRY_BYTES == 18
+    assert (lua["entry_seq"], lua["entry_seen"]) == (fields["seq_high"][1], fields["seen_s"][1])
     assert lua["recent_slots"] == format.RECENT_SLOTS
-    assert lua["ring_check"] == format.RING_CHECK == 12  # the fingerprint and the number
+    assert lua["ring_check"] == format.RING_CHECK == 14  # the fingerprint and the number
     assert bytes(lua["no_position"]) == format.NO_POSITION
     assert lua["sketch"] == format.SKETCH_BYTES
     names = {"content": "content_hash", "match": "match_fingerprint"}
@@ -176,5 +179,5 @@ async def test_band_postings_read_back_through_format(redis_client: aioredis.Red
         group, check = format.bucket_of(bins, groups)
         key = keys.buckets.encode() + b"b" + bytes([band]) + group
         stored = await redis_client.get(key)
-        assert stored == check + (1).to_bytes(4, "big") + seen_s.to_bytes(4, "big")
+        assert stored == check + (1).to_bytes(6, "big") + seen_s.to_bytes(4, "big")
         assert len(stored) == format.posting_bytes(groups)

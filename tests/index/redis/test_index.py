@@ -99,7 +99,7 @@ async def test_bucket_entries_are_fingerprint_sequence_and_time(
     for seq, (f, v) in enumerate(zip((fp, other), outcomes, strict=True), start=1):
         expected = (
             f.to_bytes(8, "big")
-            + seq.to_bytes(4, "big")
+            + seq.to_bytes(6, "big")
             + (v.seen_at_ms // 1000).to_bytes(4, "big")
         )
         keys = [
@@ -111,7 +111,7 @@ async def test_bucket_entries_are_fingerprint_sequence_and_time(
         assert len(keys) == 3
         assert keys[0].endswith(f":t:0:{f >> 42:06x}")
         assert [await redis_client.get(k) for k in keys] == [expected] * 3
-        assert await redis_client.hget(NamespaceKeys("layout").ids, seq.to_bytes(4, "big")) == (
+        assert await redis_client.hget(NamespaceKeys("layout").ids, seq.to_bytes(6, "big")) == (
             f"doc-{seq}".encode()
         )
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from worker.index.redis.addresses import BucketAddresses
-from worker.index.redis.format import ENTRY, ENTRY_BYTES, RING_CHECK
+from worker.index.redis.format import ENTRY, ENTRY_BYTES, RING_CHECK, entry_numbers
 from worker.index.redis.native_cache import NativeStore, native_store
 from worker.index.redis.nearest import Gathered, Nearest, Search, nearest
 
@@ -64,11 +64,11 @@ class BucketCache:
         if last < self.last:
             return
         table = np.frombuffer(entries, dtype=ENTRY)
-        table = table[table["seq"] > self.last]
+        table = table[entry_numbers(table) > self.last]
         if last != self.last:
             self.last_entry = entries[-ENTRY_BYTES:][:RING_CHECK] if entries else b""
         live = table[table["seen_s"] != 0]
-        live = live[np.argsort(live["seq"], kind="stable")]
+        live = live[np.argsort(entry_numbers(live), kind="stable")]
         for start in range(0, len(live), _PASS):
             self._store.add(live[start : start + _PASS])
         self.last = last

@@ -14,7 +14,7 @@ from worker.index.redis import scripts
 from worker.index.redis.addresses import BucketAddresses
 from worker.index.redis.bucket_cache import BucketCache
 from worker.index.redis.client import Client, translate
-from worker.index.redis.format import RING_CHECK, ring_offset
+from worker.index.redis.format import RING_CHECK, pack_number, ring_offset
 from worker.index.redis.keys import NamespaceKeys
 
 
@@ -69,6 +69,6 @@ class CacheSync:
         except redis.exceptions.RedisError as exc:
             raise translate(exc) from exc
         assert isinstance(entry, bytes)  # (the client does not decode)
-        if last == 0 or entry[8:RING_CHECK] != last.to_bytes(4):
+        if last == 0 or entry[8:RING_CHECK] != pack_number(last):
             entry = b""  # (moved on already: the next sync finds more, or reloads)
         self.cache.reset(b"".join(filter(None, values[1:])), last, entry)

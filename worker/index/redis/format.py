@@ -22,13 +22,18 @@ from worker.model import Kind
 # Bump when the record, the entry or the key layout changes: an index of another format is
 # refused (it is stored with the layout). Tables and bands count apart, so that a change to
 # one does not make users of the other rebuild.
-LAYOUT_FORMAT = "7"
-BANDS_FORMAT = "8"
+LAYOUT_FORMAT = "8"
+BANDS_FORMAT = "9"
 
+# A sequence number is NUMBER_BYTES big-endian: 2^48 numbers, ~890 years of 10,000 new
+# articles a second, so the counter never wraps. Zero means "none".
+NUMBER_BYTES = 6
+LAST_NUMBER = 2 ** (8 * NUMBER_BYTES) - 1
 ENTRY = np.dtype(
     [
         ("fingerprint", ">u8"),  # the search fingerprint
-        ("seq", ">u4"),  # the article's sequence number
+        ("seq_high", ">u2"),  # the article's sequence number: its high 16 bits,
+        ("seq_low", ">u4"),  # and its low 32 (numpy has no 6-byte integer: entry_numbers)
         ("seen_s", ">u4"),  # when it was indexed (or renewed), unix seconds: for expiry
     ]
 )
@@ -36,14 +41,14 @@ ENTRY_BYTES = ENTRY.itemsize
 RECENT_SLOTS = 65536
 # A removed article's entry keeps its number in the ring, its fingerprint and seen time zeroed;
 # an entry's first RING_CHECK bytes (the fingerprint and the number) tell whose slot it is.
-RING_CHECK = 12
+RING_CHECK = 8 + NUMBER_BYTES
 SKETCH_BYTES = defaults.SKETCH_BINS * defaults.SKETCH_BITS // 8
 # Band layouts: the buckets of a band whose keys agree on their first `groups` bits share a
 # group string (a key costs Redis more than a dozen postings). A posting there is its
 # bucket's check (the key's other bits, in whole bytes), then POSTING_TAIL bytes: the sequence
 # number and when it was indexed, unix s (lua/postings.lua). A short line's keys are 4 bytes
 # per band (band_calls.py).
-POSTING_TAIL = 8
+POSTING_TAIL = NUMBER_BYTES + 4
 LINE_KEY_BYTES = 4
 GROUP_POSTINGS = 64  # postings per group string at the expected index size
 MIN_GROUP_BITS, MAX_GROUP_BITS = 8, 24
@@ -71,13 +76,13 @@ RECORD = {
     "agreeing": Field(27, 1),  # sketch bins it agrees on with its match
     "match_fingerprint": Field(28, 8),  # the matched article's (see FLAG_MATCH)
     "seen_ms": Field(36, 8),  # when first decided, unix ms, a big-endian double
-    "seq": Field(44, 4),  # the sequence number; zeros: in no bucket (an exact duplicate)
-    "alive_s": Field(48, 4),  # when its retention started (decided or renewed), unix s
-    "position": Field(52, 12),  # the message's input partition (4) and offset (8); NO_POSITION
-    "sketch": Field(64, SKETCH_BYTES),  # zeros without one
-    "duplicate_of_length": Field(64 + SKETCH_BYTES, 2),
+    "seq": Field(44, NUMBER_BYTES),  # the sequence number; zeros: in no bucket (an exact copy)
+    "alive_s": Field(50, 4),  # when its retention started (decided or renewed), unix s
+    "position": Field(54, 12),  # the message's input partition (4) and offset (8); NO_POSITION
+    "sketch": Field(66, SKETCH_BYTES),  # zeros without one
+    "duplicate_of_length": Field(66 + SKETCH_BYTES, 2),
 }
-IDS_START = 66 + SKETCH_BYTES  # then duplicate_of, UTF-8, then the cluster's first article's id
+IDS_START = 68 + SKETCH_BYTES  # then duplicate_of, UTF-8, then the cluster's first article's id
 NO_POSITION = b"\xff" * 12  # decided outside a stream (scan, backfill)
 FLAG_FINGERPRINT = 1  # the article has a fingerprint (and a sketch)
 FLAG_MATCH = 2  # the record holds the matched article's fingerprint
@@ -141,7 +146,17 @@ def ring_offset(seq: int) -> int:
 
 
 def pack_entry(fingerprint: int, seq: int, seen_s: int) -> bytes:
-    return np.array([(fingerprint, seq, seen_s)], dtype=ENTRY).tobytes()
+    return np.array([(fingerprint, seq >> 32, seq % 2**32, seen_s)], dtype=ENTRY).tobytes()
+
+
+def entry_numbers(entries: np.ndarray) -> np.ndarray:
+    """The sequence numbers of entries (ENTRY), as unsigned 64-bit integers."""
+    high = entries["seq_high"].astype(np.uint64) << np.uint64(32)
+    return high | entries["seq_low"].astype(np.uint64)
+
+
+def pack_number(seq: int) -> bytes:
+    return seq.to_bytes(NUMBER_BYTES, "big")
 
 
 @dataclass(frozen=True)

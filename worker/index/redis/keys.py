@@ -32,7 +32,8 @@ class NamespaceKeys:
 
     @property
     def ids(self) -> str:
-        """HASH: 4-byte sequence number -> id (bucket entries hold the number, not the id)."""
+        """HASH: sequence number (format.NUMBER_BYTES) -> id (bucket entries hold the number,
+        not the id)."""
         return self.prefix + "ids"
 
     @property

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from worker.index.redis.format import ENTRY, ENTRY_BYTES
+from worker.index.redis.format import ENTRY, ENTRY_BYTES, entry_numbers
+
+_SEEN = ENTRY_BYTES - 4  # (an entry ends with its seen time)
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,7 @@ def gather(
             else tuple(
                 i
                 for i, blob in enumerate(probed)
-                if blob and int.from_bytes(blob[12:16]) < cutoff_s
+                if blob and int.from_bytes(blob[_SEEN : _SEEN + 4]) < cutoff_s
             )
         )
     return Gathered(b"".join(parts), counts, hot, expired)
@@ -106,9 +108,10 @@ def nearest(
         near = near[~old[near]]
     chosen: list[list[int]] = [[] for _ in range(n)]
     taken: set[tuple[int, int]] = set()
-    order = np.lexsort((entries["seq"][near], distances[near], owner[near]))
-    for i in near[order].tolist():
-        q, seq = int(owner[i]), int(entries["seq"][i])
+    numbers = entry_numbers(entries[near])
+    order = np.lexsort((numbers, distances[near], owner[near]))
+    for i, seq in zip(near[order].tolist(), numbers[order].tolist(), strict=True):
+        q = int(owner[i])
         if len(chosen[q]) < limit and (q, seq) not in taken:
             taken.add((q, seq))
             chosen[q].append(i)

@@ -48,7 +48,7 @@ local function search_since(art, since)
   -- Whether the entry at blob[at] is still in its ring slot: one read earlier in this call,
   -- or this call's own, may have been removed or renewed since.
   local function still_in_ring(blob, at)
-    local number = struct.unpack('>I4', blob, at + ENTRY_SEQ)
+    local number = unpack_number(blob, at + ENTRY_SEQ)
     local entry = string.sub(blob, at, at + ENTRY - 1)
     if number > written then return pending.ring[number - written] == entry end
     local offset = recent_offset(number)
@@ -174,11 +174,11 @@ end
 
 -- Index an article that exact_match found no live article for: its content hash is now its
 -- (a hash naming an article whose record is lost is taken over), and with a fingerprint an
--- entry in every table and in the ring. Returns its sequence number (4 bytes; zeros without
+-- entry in every table and in the ring. Returns its sequence number (NO_NUMBER without
 -- a fingerprint) and its entry (nil without).
 local function insert(art, place)
   pending.first[art.content] = art.id
-  if art.fp == '' then return ZERO4 end
+  if art.fp == '' then return NO_NUMBER end
   local names = {}
   for j, t in ipairs(tables) do names[j] = bucket(t, art.keys[j]) end
   local seq
@@ -201,9 +201,9 @@ local replies = decide_all(calls_from + 2 * tonumber(ARGV[after_tables + 3]), {
   parse = parse_article, search = near_match, insert = insert, reindex = reindex,
   distance = function(art, fp) return distance(art.f, fp, 1) end})
 if record_key ~= '' then
-  local held = {struct.pack('>I4I4I2', first_seq, counter, #replies)}
+  local held = {struct.pack('>I6I6I2', first_seq, counter, #replies)}
   for place = 1, #replies do
-    held[#held + 1] = inserted[place] and entry_seq(inserted[place], 1) or ZERO4
+    held[#held + 1] = inserted[place] and entry_seq(inserted[place], 1) or NO_NUMBER
   end
   for _, entry in ipairs(renewed) do held[#held + 1] = entry_seq(entry, 1) end
   redis.call('SET', record_key, table.concat(held), 'EX', CALL_RECORD_S)

@@ -157,7 +157,7 @@ local function search_bands(art)
     end
   end
   if #seqs > compared then  -- (else each is compared: their order does not matter)
-    -- (4-byte big-endian numbers compare as strings)
+    -- (big-endian numbers of one size compare as strings)
     table.sort(seqs, function(x, y)
       return shared[x] > shared[y] or (shared[x] == shared[y] and x > y)
     end)
@@ -208,7 +208,7 @@ local function insert(art, place, match)
     post(art.buckets or line_keys_of(art.line, prefix, shape.split), seq)
     return seq
   end
-  if art.fp == '' or #art.sketch ~= SKETCH then return ZERO4 end
+  if art.fp == '' or #art.sketch ~= SKETCH then return NO_NUMBER end
   local seq = new_number(art.id)
   local mine = art.buckets or band_keys_of(shape, art.sketch, prefix)
   if not match or not rec_has_fingerprint(match.record) then

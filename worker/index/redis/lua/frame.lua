@@ -8,7 +8,7 @@
 --
 -- KEYS[1]   docs HASH: id -> verdict record
 -- KEYS[2]   exact HASH: content hash -> id of the first article with it
--- KEYS[3]   ids HASH: sequence number (4 bytes) -> id, for postings
+-- KEYS[3]   ids HASH: sequence number (NUMBER bytes) -> id, for postings
 -- KEYS[4]   meta HASH: the layout (postings.lua)
 -- KEYS[5]   recent inserts: a ring of entries by sequence number (lib.lua; tables only)
 -- KEYS[6]   sequence counter
@@ -39,6 +39,11 @@ local seen_at = now_s * 1000 + math.floor(tonumber(now[2]) / 1000)
 local cutoff = retention > 0 and now_s - retention or nil
 
 local first_seq = tonumber(redis.call('GET', KEYS[6]) or '0')
+-- (an article takes at most two numbers, and has more than two arguments)
+if first_seq + #ARGV > LAST_NUMBER then
+  return redis.error_reply('DEDUP_NUMBERS the index has given out its ' .. LAST_NUMBER
+    .. ' sequence numbers: rebuild it into a new namespace (dedup-worker backfill)')
+end
 -- The counter as this call leaves it so far (it alone changes it while it runs).
 local counter = first_seq
 
@@ -95,16 +100,16 @@ local function first_with(content)
   return pending.first[content] or redis.call('HGET', KEYS[2], content) or nil
 end
 
--- The next sequence number (4 bytes), for article `id` (in the ids hash at the next flush).
+-- The next sequence number (NUMBER bytes), for article `id` (in the ids hash at the next flush).
 local function new_number(id)
   counter = counter + 1
-  local seq = struct.pack('>I4', counter)
+  local seq = pack_number(counter)
   pending.ids[#pending.ids + 1], pending.ids[#pending.ids + 2] = seq, id
   pending.owner[seq] = id
   return seq
 end
 
--- The ids and records of the postings numbered `seqs` (4 bytes each), as written or pending,
+-- The ids and records of the postings numbered `seqs` (NUMBER bytes each), as written or pending,
 -- in two calls: ids[i] nil for a number no longer indexed, records[i] nil without a record.
 local function owners_of(seqs)
   local ids = #seqs > 0 and redis.call('HMGET', KEYS[3], unpack(seqs)) or {}
@@ -193,7 +198,7 @@ local function renew(id, reindex)
   local held = record_of(id)
   if not held then return end
   local seq = rec_seq(held)
-  if seq ~= ZERO4 then
+  if seq ~= NO_NUMBER then
     flush()
     seq = reindex(id, held)
   end
@@ -209,7 +214,7 @@ end
 --   search(art): its best match or nil: {owner, record, d (bits, or NO_DISTANCE), agreeing,
 --     near (else related), fp};
 --   insert(art, place, match): index it (match: what it is a near-duplicate of, or nil);
---     returns its sequence number (ZERO4: not indexed);
+--     returns its sequence number (NO_NUMBER: not indexed);
 --   reindex(id, record): as renew's.
 
 local function decide(place, a, steps)
@@ -244,7 +249,7 @@ local function decide(place, a, steps)
   if original == art.id and kind ~= 'related' and kind ~= 'unique' then original = dup_id end
 
   -- Every article but an exact copy is indexed: a later copy may be closest to a copy.
-  local seq = ZERO4
+  local seq = NO_NUMBER
   if kind ~= 'exact' and not stale then
     seq = steps.insert(art, place, kind == 'near' and best or nil)
   end

@@ -13,7 +13,7 @@ local function places(blob, bucket)
     if (at - 1) % size ~= 0 then
       from = at + 1
     else
-      if string.sub(blob, at + #check, at + size - 1) == ZERO8 then
+      if string.sub(blob, at + #check, at + size - 1) == NO_TAIL then
         marked = true
       else
         found[#found + 1] = at
@@ -51,13 +51,13 @@ local function spill(bucket)
                                          string.sub(blob, at, at + size - 1)
     from = at + size
   end
-  kept[#kept + 1], kept[#kept + 2] = string.sub(blob, from), bucket[2] .. ZERO8
+  kept[#kept + 1], kept[#kept + 2] = string.sub(blob, from), bucket[2] .. NO_TAIL
   redis.call('SET', bucket[1], table.concat(kept))
   redis.call('APPEND', own_key(bucket), table.concat(moved))
   bucket.own = true
 end
 
--- The postings of `buckets`: the `newest` of each, as lists of numbers (4 bytes) per bucket,
+-- The postings of `buckets`: the `newest` of each, as lists of numbers per bucket,
 -- counting what was read into the article's `candidates` and `hot`. Returns them and the
 -- numbers of the expired ones.
 local function read_postings(art, buckets, newest)
@@ -74,8 +74,8 @@ local function read_postings(art, buckets, newest)
     local list = {}
     for k = first, #found do
       local at = found[k] + skip
-      local seq = string.sub(blob, at, at + 3)
-      if cutoff and struct.unpack('>I4', blob, at + 4) < cutoff then
+      local seq = string.sub(blob, at, at + NUMBER - 1)
+      if cutoff and struct.unpack('>I4', blob, at + NUMBER) < cutoff then
         expired[seq] = true
       else
         list[#list + 1] = seq

@@ -4,16 +4,23 @@
 -- The storage format, as worker/index/redis/format.py describes it (a test holds the two
 -- together). Offsets here are 1-based positions in a record, and 0-based offsets from an
 -- entry's first byte.
-local ENTRY = 16  -- a bucket entry: fingerprint (8) | seq (4) | indexed (or renewed), unix s (4)
-local ENTRY_SEQ, ENTRY_SEEN = 8, 12
+-- A sequence number: NUMBER bytes, big-endian (2^48 numbers: they do not run out); NO_NUMBER
+-- in a record: in no bucket.
+local NUMBER = 6
+local NO_NUMBER = string.rep('\0', NUMBER)
+local LAST_NUMBER = 2 ^ (8 * NUMBER) - 1
+local function pack_number(n) return struct.pack('>I6', n) end
+local function unpack_number(blob, at) return (struct.unpack('>I6', blob, at or 1)) end
+local ENTRY = 18  -- a bucket entry: fingerprint (8) | seq (6) | indexed (or renewed), unix s (4)
+local ENTRY_SEQ, ENTRY_SEEN = 8, 14
 -- The ring of recent inserts: seq s in slot (s - 1) % RECENT_SLOTS; a removed article's entry
 -- keeps its number there, with its fingerprint and seen time zeroed.
 local RECENT_SLOTS = 65536
-local RING_CHECK = 12  -- what identifies a ring slot's entry: its fingerprint and number
+local RING_CHECK = 14  -- what identifies a ring slot's entry: its fingerprint and number
 local SKETCH = 64  -- bytes of a set sketch: 64 bins of 8 bits
 local REC = {content = 1, fingerprint = 17, kind = 25, flags = 26, distance = 27,
-             agreeing = 28, match = 29, seen_ms = 37, seq = 45, alive_s = 49, position = 53,
-             sketch = 65, duplicate_of_length = 65 + SKETCH, ids = 67 + SKETCH}
+             agreeing = 28, match = 29, seen_ms = 37, seq = 45, alive_s = 51, position = 55,
+             sketch = 67, duplicate_of_length = 67 + SKETCH, ids = 69 + SKETCH}
 local NO_POSITION = string.rep('\255', 12)  -- decided outside a stream
 local FLAG_FINGERPRINT, FLAG_MATCH = 1, 2
 local NO_DISTANCE = 255  -- a match's distance when a side has no fingerprint (a short line)
@@ -28,7 +35,7 @@ local function rec_content(record) return string.sub(record, REC.content, REC.co
 local function rec_fingerprint(record)
   return string.sub(record, REC.fingerprint, REC.fingerprint + 7)
 end
-local function rec_seq(record) return string.sub(record, REC.seq, REC.seq + 3) end
+local function rec_seq(record) return string.sub(record, REC.seq, REC.seq + NUMBER - 1) end
 local function rec_seen_ms(record)
   return (struct.unpack('>d', string.sub(record, REC.seen_ms, REC.seen_ms + 7)))
 end
@@ -43,7 +50,7 @@ local function rec_ids(record)
   return string.sub(record, REC.ids, REC.ids + length - 1), string.sub(record, REC.ids + length)
 end
 
--- A record from its fields (`seq` 4 bytes, fingerprints 8 bytes or nil, `position` 12 bytes,
+-- A record from its fields (`seq` NUMBER bytes, fingerprints 8 bytes or nil, `position` 12 bytes,
 -- `sketch` or nil).
 local function make_record(content, fp, kind, dist, agreeing, match_fp, seen_ms, seq, alive_s,
                            position, sketch, duplicate_of, original)
@@ -80,7 +87,9 @@ local function changed_index(meta, epoch)
   end
 end
 
-local function entry_seq(blob, at) return string.sub(blob, at + ENTRY_SEQ, at + ENTRY_SEQ + 3) end
+local function entry_seq(blob, at)
+  return string.sub(blob, at + ENTRY_SEQ, at + ENTRY_SEQ + NUMBER - 1)
+end
 local function entry_seen_s(blob, at) return (struct.unpack('>I4', blob, at + ENTRY_SEEN)) end
 
 local function recent_offset(seq_number) return ((seq_number - 1) % RECENT_SLOTS) * ENTRY end

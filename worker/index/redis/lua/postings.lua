@@ -11,12 +11,13 @@
 --           check (the key's other bits) and then POSTING_TAIL bytes; a bucket with more
 --           than SPILL has them in a string of its own instead: the same key and its check
 --   lines:  prefix .. 'l' .. the band's number (1 byte) .. its group; the same
---   prefix .. 'd' .. a sequence number (4 bytes): the numbers of the article's dependents,
+--   prefix .. 'd' .. a sequence number: the numbers of the article's dependents,
 --           the near-duplicates posted only under the bands they do not share with it
 --   prefix .. 'n': HASH, sequence number -> a short line's units (2 bytes each), then its
 --           LINE_BANDS keys (LINE_KEY bytes each)
 -- Many buckets to a key keeps the keys few (a key costs Redis more than a dozen postings).
-local POSTING_TAIL = 8  -- after the check: seq (4) | indexed (or renewed), unix s (4)
+local POSTING_TAIL = NUMBER + 4  -- after the check: seq | indexed (or renewed), unix s (4)
+local NO_TAIL = string.rep('\0', POSTING_TAIL)  -- (a marker: SPILL)
 local LINE_BANDS, LINE_KEY = 16, 4
 
 -- Bit p of an 8-byte big-endian fingerprint (p = 0 is the least significant).
@@ -141,7 +142,7 @@ local function remove_entry(bucket, seq, size, seq_at)
   local blob = redis.call('GET', bucket)
   if not blob then return end
   for at = 1, #blob, size do
-    if string.sub(blob, at + seq_at, at + seq_at + 3) == seq then
+    if string.sub(blob, at + seq_at, at + seq_at + NUMBER - 1) == seq then
       store(bucket, string.sub(blob, 1, at - 1) .. string.sub(blob, at + size))
       return
     end
@@ -160,8 +161,8 @@ local function cut_expired(bucket, blob, cutoff_s)
 end
 
 -- A bucket with more than SPILL postings in its group string moves them to a string of its
--- own (its group's key and its check), and leaves a marker in the group: its check and 8
--- zero bytes. Crowded buckets therefore do not crowd the others of their group.
+-- own (its group's key and its check), and leaves a marker in the group: its check and zero
+-- bytes in place of the rest. Crowded buckets therefore do not crowd the others of their group.
 local SPILL = 8
 local function own_key(bucket) return bucket[1] .. bucket[2] end
 
@@ -187,7 +188,7 @@ local function remove_posting(bucket, seq)
   if not remove_from(bucket[1], bucket[2], seq) then remove_from(own_key(bucket), bucket[2], seq) end
 end
 
--- A posting of number `seq` (4 bytes) seen at `seen_s`, appended to `bucket`: to its own
+-- A posting of number `seq` seen at `seen_s`, appended to `bucket`: to its own
 -- string if it has one (`bucket.own`: known from a read; else asked).
 local function post_one(bucket, seq, seen_s)
   local own = bucket.own
@@ -221,8 +222,8 @@ local function unpost_bands(K, prefix, shape, record, seq, successor)
     redis.call('APPEND', dependents_key(prefix, successor), dependents)
     return
   end
-  for at = 1, #dependents, 4 do
-    local number = string.sub(dependents, at, at + 3)
+  for at = 1, #dependents, NUMBER do
+    local number = string.sub(dependents, at, at + NUMBER - 1)
     local id = redis.call('HGET', K[3], number)
     local held = id and redis.call('HGET', K[1], id)
     if held and rec_seq(held) == number then
@@ -244,15 +245,15 @@ end
 local function unindex(K, prefix, record, cutoff_s, successor)
   local ids, meta, recent = K[3], K[4], K[5]
   local seq = rec_seq(record)
-  if seq == ZERO4 then return end
+  if seq == NO_NUMBER then return end
   local shape, spec = layout_of(meta)
   if shape then
     unpost_bands(K, prefix, shape, record, seq, successor)
     redis.call('HDEL', ids, seq)
     return
   end
-  local offset = recent_offset(struct.unpack('>I4', seq))
-  if redis.call('GETRANGE', recent, offset + ENTRY_SEQ, offset + ENTRY_SEQ + 3) == seq then
+  local offset = recent_offset(unpack_number(seq))
+  if redis.call('GETRANGE', recent, offset + ENTRY_SEQ, offset + ENTRY_SEQ + NUMBER - 1) == seq then
     -- Its number stays, so that a caller can still tell whose slot it is (since.lua); its
     -- fingerprint and seen time are zeroed, which marks it removed.
     redis.call('SETRANGE', recent, offset, ZERO8 .. seq .. ZERO4)

@@ -84,14 +84,15 @@ local calls_from = after_tables + 4
 for i = calls_from, calls_from - 1 + 2 * tonumber(ARGV[after_tables + 3]), 2 do
   local held = redis.call('GET', ARGV[i])
   if held then
-    local from, to, count = struct.unpack('>I4I4I2', held)
+    local from, to, count = struct.unpack('>I6I6I2', held)
     skipped[#skipped + 1] = {from, to}
+    local head = 2 * NUMBER + 2
     for place = 1, count do
-      local seq = struct.unpack('>I4', held, 7 + place * 4)
+      local seq = unpack_number(held, head + 1 + (place - 1) * NUMBER)
       if seq ~= 0 then earlier_calls[base + place] = seq end
     end
-    for at = 11 + count * 4, #held, 4 do
-      earlier_renewed[#earlier_renewed + 1] = struct.unpack('>I4', held, at)
+    for at = head + 1 + count * NUMBER, #held, NUMBER do
+      earlier_renewed[#earlier_renewed + 1] = unpack_number(held, at)
     end
   end
   base = base + tonumber(ARGV[i + 1])
@@ -102,7 +103,7 @@ local snapshots_hold = ARGV[after_tables + 1] == ''
   or ring_holds(KEYS[5], tonumber(ARGV[after_tables + 2]), ARGV[after_tables + 1])
 
 -- A new entry numbered counter + 1 for article `id`, in its buckets (`names`) now and in the
--- ring and the ids at the next flush. Returns its sequence number (4 bytes) and the entry.
+-- ring and the ids at the next flush. Returns its sequence number and the entry.
 local function add_entry(id, fp, names)
   local seq = new_number(id)
   local entry = fp .. seq .. struct.pack('>I4', now_s)
@@ -133,7 +134,7 @@ end
 -- The caller judged expiry a moment earlier: an entry of its list that has expired since is
 -- noted (list.dropped), as one beyond its list might then count.
 local function add_candidate(art, list, blob, at, from_caller)
-  local seq, seen_s = struct.unpack('>I4I4', blob, at + ENTRY_SEQ)
+  local seq, seen_s = struct.unpack('>I6I4', blob, at + ENTRY_SEQ)
   if list.seqs[seq] then return end
   if cutoff and seen_s < cutoff then
     if from_caller then list.dropped = true end
@@ -193,7 +194,7 @@ local function judge(art, list)
   local n_judged = math.min(#list, max_candidates)
   if n_judged == 0 then return nil, false end
   local seqs = {}
-  for i = 1, n_judged do seqs[i] = struct.pack('>I4', list[i].seq) end
+  for i = 1, n_judged do seqs[i] = pack_number(list[i].seq) end
   local owners, records = owners_of(seqs)
   for i = 1, n_judged do
     local c, seq, owner, record = list[i], seqs[i], owners[i], records[i]
