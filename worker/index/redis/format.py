@@ -23,7 +23,7 @@ from worker.model import Kind
 # refused (it is stored with the layout). Tables and bands count apart, so that a change to
 # one does not make users of the other rebuild.
 LAYOUT_FORMAT = "8"
-BANDS_FORMAT = "9"
+BANDS_FORMAT = "10"
 
 # A sequence number is NUMBER_BYTES big-endian: 2^48 numbers, ~890 years of 10,000 new
 # articles a second, so the counter never wraps. Zero means "none".
@@ -45,10 +45,10 @@ RING_CHECK = 8 + NUMBER_BYTES
 SKETCH_BYTES = defaults.SKETCH_BINS * defaults.SKETCH_BITS // 8
 # Band layouts: the buckets of a band whose keys agree on their first `groups` bits share a
 # group string (a key costs Redis more than a dozen postings). A posting there is its
-# bucket's check (the key's other bits, in whole bytes), then POSTING_TAIL bytes: the sequence
-# number and when it was indexed, unix s (lua/postings.lua). A short line's keys are 4 bytes
+# bucket's check (the key's other bits, in whole bytes), then the article's sequence number
+# (lua/postings.lua); when it was indexed is in its record. A short line's keys are 4 bytes
 # per band (band_calls.py).
-POSTING_TAIL = NUMBER_BYTES + 4
+POSTING_TAIL = NUMBER_BYTES
 LINE_KEY_BYTES = 4
 GROUP_POSTINGS = 64  # postings per group string at the expected index size
 MIN_GROUP_BITS, MAX_GROUP_BITS = 8, 24

@@ -16,8 +16,8 @@
 -- article with a sketch by its band buckets, the `compared` postings sharing the most bands
 -- with it (between equals, the newest), judged by their sketches. A near-duplicate is posted
 -- only under the bands it does not share with its match, and is its match's dependent
--- (postings.lua, unpost_bands). An expired article met among the postings read is taken out
--- of its buckets there and then (its dependents posted), and the buckets read again.
+-- (postings.lua, unpost_bands). An expired article met among those compared is taken out of
+-- its buckets there and then (its dependents posted), and the search runs again.
 local A = FRAME_ARGS
 local duplicate_bins, compared = tonumber(ARGV[A + 1]), tonumber(ARGV[A + 2])
 local newest = tonumber(ARGV[A + 3])
@@ -103,7 +103,7 @@ local function search_line(art)
   local units = line_units(art.line)
   local mine = units_of(units)
   art.buckets = line_keys_of(art.line, prefix, shape.split)
-  local read = read_live(art, art.buckets, newest)
+  local read = read_postings(art, art.buckets, newest)
   local seqs, seen = {}, {}
   for _, list in ipairs(read) do
     for _, seq in ipairs(list) do
@@ -133,8 +133,10 @@ local function search_line(art)
   table.sort(near, function(x, y) return before({x[1], x[2]}, {y[1], y[2]}) end)
   for _, found in ipairs(near) do
     local owner = pending.owner[found[2]] or redis.call('HGET', KEYS[3], found[2])
-    if owner and owner ~= art.id then
-      local record = record_of(owner)
+    local record = owner and owner ~= art.id and record_of(owner)
+    if record and expired(record) then
+      take_out({record})
+    elseif record then
       local fp = rec_has_fingerprint(record) and rec_fingerprint(record) or nil
       local similarity = line_similarity(units, found[3])
       return {owner = owner, record = record, near = true, fp = fp,
@@ -148,7 +150,7 @@ end
 -- An article's match by its sketch among the postings of its bands.
 local function search_bands(art)
   art.buckets = band_keys_of(shape, art.sketch, prefix)
-  local read = read_live(art, art.buckets, newest)
+  local read = read_postings(art, art.buckets, newest)
   local shared, seqs = {}, {}
   for _, list in ipairs(read) do
     for _, seq in ipairs(list) do
@@ -164,10 +166,12 @@ local function search_bands(art)
     for i = compared + 1, #seqs do seqs[i] = nil end
   end
   local ids, records = owners_of(seqs)
-  local best, best_key
+  local best, best_key, gone = nil, nil, {}
   for i, seq in ipairs(seqs) do
     local record = records[i]
-    if record and rec_seq(record) == seq and ids[i] ~= art.id then
+    if record and rec_seq(record) == seq and expired(record) then
+      gone[#gone + 1] = record
+    elseif record and rec_seq(record) == seq and ids[i] ~= art.id then
       local n = agreeing(art.sketch, rec_sketch(record), duplicate_bins)
       if n >= duplicate_bins then
         local fp = rec_fingerprint(record)
@@ -180,6 +184,11 @@ local function search_bands(art)
       end
     end
   end
+  -- (the expired may have kept others from being compared)
+  if #gone > 0 then
+    take_out(gone)
+    return search_bands(art)
+  end
   return best
 end
 
@@ -189,12 +198,12 @@ local function search(art)
   return nil
 end
 
--- A posting of number `seq` now (its seen time), appended to each of `buckets` (a bucket
--- read with SPILL postings in its group moves them to its own string first).
+-- A posting of number `seq`, appended to each of `buckets` (a bucket read with SPILL
+-- postings in its group moves them to its own string first).
 local function post(buckets, seq)
   for _, bucket in ipairs(buckets) do
     if bucket.own == false and bucket.count >= SPILL then spill(bucket) end
-    post_one(bucket, seq, now_s)
+    post_one(bucket, seq)
   end
 end
 

@@ -1,6 +1,6 @@
 -- Reading band and line buckets (check_bands.lua's, sent in front of it after frame.lua):
 -- a bucket's postings are those of its group string that carry its check, or those of its own
--- string once it has moved there (postings.lua, SPILL); expired ones met are taken out.
+-- string once it has moved there (postings.lua, SPILL).
 
 -- Where the postings of `bucket` are in `blob` (whole postings of one string), oldest first,
 -- and whether its marker is among them (it has a string of its own: postings.lua, SPILL).
@@ -13,7 +13,7 @@ local function places(blob, bucket)
     if (at - 1) % size ~= 0 then
       from = at + 1
     else
-      if string.sub(blob, at + #check, at + size - 1) == NO_TAIL then
+      if string.sub(blob, at + #check, at + size - 1) == NO_NUMBER then
         marked = true
       else
         found[#found + 1] = at
@@ -51,17 +51,16 @@ local function spill(bucket)
                                          string.sub(blob, at, at + size - 1)
     from = at + size
   end
-  kept[#kept + 1], kept[#kept + 2] = string.sub(blob, from), bucket[2] .. NO_TAIL
+  kept[#kept + 1], kept[#kept + 2] = string.sub(blob, from), bucket[2] .. NO_NUMBER
   redis.call('SET', bucket[1], table.concat(kept))
   redis.call('APPEND', own_key(bucket), table.concat(moved))
   bucket.own = true
 end
 
 -- The postings of `buckets`: the `newest` of each, as lists of numbers per bucket,
--- counting what was read into the article's `candidates` and `hot`. Returns them and the
--- numbers of the expired ones.
+-- counting what was read into the article's `candidates` and `hot`.
 local function read_postings(art, buckets, newest)
-  local read, expired, keys = {}, {}, {}
+  local read, keys = {}, {}
   art.candidates, art.hot = 0, 0
   -- (one call for every group: a group holds at most SPILL postings of each of its buckets)
   for i, bucket in ipairs(buckets) do keys[i] = bucket[1] end
@@ -74,42 +73,20 @@ local function read_postings(art, buckets, newest)
     local list = {}
     for k = first, #found do
       local at = found[k] + skip
-      local seq = string.sub(blob, at, at + NUMBER - 1)
-      if cutoff and struct.unpack('>I4', blob, at + NUMBER) < cutoff then
-        expired[seq] = true
-      else
-        list[#list + 1] = seq
-      end
+      list[#list + 1] = string.sub(blob, at, at + NUMBER - 1)
     end
     art.candidates = art.candidates + #list
     read[i] = list
   end
-  return read, expired
-end
-
--- Take the articles whose postings numbered `numbers` were read expired out of their
--- buckets (their records say whether they have: a renewed one has a new number; the sweep
--- takes the records, expire.lua). Returns whether any was.
-local function take_out_expired(numbers)
-  local seqs = {}
-  for seq in pairs(numbers) do seqs[#seqs + 1] = seq end
-  if #seqs == 0 then return false end
-  flush()
-  local ids, records = owners_of(seqs)
-  local any = false
-  for i, seq in ipairs(seqs) do
-    local record = records[i]
-    if record and rec_seq(record) == seq and rec_alive_s(record) < cutoff then
-      unindex(KEYS, prefix, record)
-      any = true
-    end
-  end
-  return any
-end
-
--- The postings of an article's buckets, expired articles taken out first.
-local function read_live(art, buckets, newest)
-  local read, expired = read_postings(art, buckets, newest)
-  if take_out_expired(expired) then read = read_postings(art, buckets, newest) end
   return read
+end
+
+-- Whether the article of `record` has expired (postings hold no time: their records say).
+local function expired(record) return cutoff and rec_alive_s(record) < cutoff end
+
+-- Take the expired articles of `records` out of their buckets (the sweep takes their records:
+-- expire.lua).
+local function take_out(records)
+  flush()
+  for _, record in ipairs(records) do unindex(KEYS, prefix, record) end
 end

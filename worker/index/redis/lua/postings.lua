@@ -8,7 +8,7 @@
 --   tables: prefix .. table number .. ':' .. the table key in hex; a STRING of ENTRY entries
 --   bands:  prefix .. 'b' .. the band's number (1 byte) .. its group (bucket_of); a STRING of
 --           the postings of the group's buckets, oldest first, each led by its bucket's
---           check (the key's other bits) and then POSTING_TAIL bytes; a bucket with more
+--           check (the key's other bits) and then the article's number; a bucket with more
 --           than SPILL has them in a string of its own instead: the same key and its check
 --   lines:  prefix .. 'l' .. the band's number (1 byte) .. its group; the same
 --   prefix .. 'd' .. a sequence number: the numbers of the article's dependents,
@@ -16,8 +16,9 @@
 --   prefix .. 'n': HASH, sequence number -> a short line's units (2 bytes each), then its
 --           LINE_BANDS keys (LINE_KEY bytes each)
 -- Many buckets to a key keeps the keys few (a key costs Redis more than a dozen postings).
-local POSTING_TAIL = NUMBER + 4  -- after the check: seq | indexed (or renewed), unix s (4)
-local NO_TAIL = string.rep('\0', POSTING_TAIL)  -- (a marker: SPILL)
+-- After the check, a posting holds its article's number; a marker (SPILL), NO_NUMBER. (When
+-- the article was indexed is in its record, which a match reads anyway.)
+local POSTING_TAIL = NUMBER
 local LINE_BANDS, LINE_KEY = 16, 4
 
 -- Bit p of an 8-byte big-endian fingerprint (p = 0 is the least significant).
@@ -188,13 +189,12 @@ local function remove_posting(bucket, seq)
   if not remove_from(bucket[1], bucket[2], seq) then remove_from(own_key(bucket), bucket[2], seq) end
 end
 
--- A posting of number `seq` seen at `seen_s`, appended to `bucket`: to its own
--- string if it has one (`bucket.own`: known from a read; else asked).
-local function post_one(bucket, seq, seen_s)
+-- A posting of number `seq`, appended to `bucket`: to its own string if it has one
+-- (`bucket.own`: known from a read; else asked).
+local function post_one(bucket, seq)
   local own = bucket.own
   if own == nil then own = redis.call('EXISTS', own_key(bucket)) == 1 end
-  redis.call('APPEND', own and own_key(bucket) or bucket[1],
-             bucket[2] .. seq .. struct.pack('>I4', seen_s))
+  redis.call('APPEND', own and own_key(bucket) or bucket[1], bucket[2] .. seq)
 end
 
 -- A band article's postings out of its buckets. Its dependents move to `successor` (the same
@@ -230,7 +230,7 @@ local function unpost_bands(K, prefix, shape, record, seq, successor)
       local sketch, theirs = rec_sketch(held), rec_sketch(record)
       for b, bucket in ipairs(mine) do
         if band_bins(shape, sketch, b - 1) == band_bins(shape, theirs, b - 1) then
-          post_one(bucket, number, rec_alive_s(held))
+          post_one(bucket, number)
         end
       end
     end
