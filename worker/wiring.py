@@ -117,6 +117,7 @@ def redis_index(
         fingerprint_spec=spec,
         on_reset=on_reset,
         options=index_options(settings),
+        expected_docs=settings.expected_docs,
     )
 
 

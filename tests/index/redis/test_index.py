@@ -13,6 +13,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from tests.support.factories import BASE, flip, probe
+from worker.defaults import EXPECTED_DOCS
 from worker.errors import IndexUnavailable, LayoutMismatch
 from worker.index.base import IndexOptions
 from worker.index.redis import RedisIndex, scripts
@@ -21,9 +22,11 @@ from worker.index.redis.client import connect
 from worker.index.redis.format import (
     ENTRY,
     ENTRY_BYTES,
+    EXACT_PER_HASH,
     LAYOUT_FORMAT,
     RECENT_SLOTS,
     RING_CHECK,
+    group_bits,
     pack_entry,
 )
 from worker.index.redis.keys import NamespaceKeys
@@ -53,6 +56,7 @@ async def test_layout_is_recorded_and_a_different_one_is_refused(
         b"duplicate_bins": b"39",
         b"sketch": b"oph64x8",
         b"tables": b"63-48/0 47-32/0 31-16/0 15-0/0",
+        b"exact_groups": str(group_bits(EXPECTED_DOCS, EXACT_PER_HASH)).encode(),
     }
     with pytest.raises(LayoutMismatch, match="duplicate_bins"):  # another similarity
         await RedisIndex(
@@ -84,9 +88,9 @@ async def test_every_key_carries_the_namespace_hash_tag(redis_client: aioredis.R
     index = RedisIndex(redis_client, "tagged")
     await index.ensure_layout()
     await index.check_and_insert([probe("x", 0xABCDEF0123456789)])
-    keys = [k.decode() for k in await redis_client.keys("*")]
+    keys = await redis_client.keys("*")  # (some end in binary: a number, a hash's bits)
     assert keys
-    assert all(k.startswith(NamespaceKeys("tagged").prefix) for k in keys)
+    assert all(k.startswith(NamespaceKeys("tagged").prefix.encode()) for k in keys)
     assert NamespaceKeys("tagged").prefix == "dedup:{tagged}:"
 
 
@@ -111,9 +115,8 @@ async def test_bucket_entries_are_fingerprint_sequence_and_time(
         assert len(keys) == 3
         assert keys[0].endswith(f":t:0:{f >> 42:06x}")
         assert [await redis_client.get(k) for k in keys] == [expected] * 3
-        assert await redis_client.hget(NamespaceKeys("layout").ids, seq.to_bytes(6, "big")) == (
-            f"doc-{seq}".encode()
-        )
+        ids = NamespaceKeys("layout").ids_hash(seq)
+        assert await redis_client.hget(ids, seq.to_bytes(6, "big")) == (f"doc-{seq}".encode())
 
 
 async def assert_only_bookkeeping_left(client: aioredis.Redis, namespace: str) -> None:

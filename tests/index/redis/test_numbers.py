@@ -40,7 +40,7 @@ async def test_numbers_go_on_past_four_bytes(redis_client: aioredis.Redis, kind:
     for number, original in enumerate(originals, start=FOUR_BYTES - 1):
         record = format.parse_record(await redis_client.hget(keys.docs, original.id))
         assert record.seq == number
-        owner = await redis_client.hget(keys.ids, format.pack_number(number))
+        owner = await redis_client.hget(keys.ids_hash(number), format.pack_number(number))
         assert owner == original.id.encode()
 
     # A second worker, its bucket copy (tables) loaded past the boundary, finds each one.
@@ -59,7 +59,8 @@ async def test_numbers_go_on_past_four_bytes(redis_client: aioredis.Redis, kind:
     third = [probe(f"t{i}", flip(fp, [7])) for i, fp in enumerate(fps)]
     verdicts = await index.check_and_insert(third)
     assert [v.kind for v in verdicts] == [Kind.NEAR, Kind.UNIQUE, Kind.NEAR, Kind.NEAR]
-    assert await redis_client.hget(keys.ids, format.pack_number(FOUR_BYTES)) is None
+    ids = keys.ids_hash(FOUR_BYTES)
+    assert await redis_client.hget(ids, format.pack_number(FOUR_BYTES)) is None
     await index.close()
     await other.close()
 

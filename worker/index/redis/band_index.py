@@ -37,7 +37,7 @@ class RedisBandIndex(NamespaceIndex):
         in group strings sized for `expected_docs` articles (format.group_bits); the other
         arguments as RedisIndex's."""
         options = options or IndexOptions()
-        super().__init__(client, namespace, options, fingerprint_spec, on_reset)
+        super().__init__(client, namespace, options, fingerprint_spec, on_reset, expected_docs)
         self.bands = bands
         self.groups = group_bits(expected_docs)
         self.threshold = SIMHASH_BITS
@@ -60,6 +60,7 @@ class RedisBandIndex(NamespaceIndex):
             "sketch": self.rule.shape.spec(),
             "tables": self.bands.spec(),  # (the stored name of the postings' spec)
             "groups": str(self.groups),
+            "exact_groups": str(self.exact_groups),
         }
         if self.fingerprint_spec is not None:
             described["fingerprints"] = self.fingerprint_spec

@@ -22,8 +22,8 @@ from worker.model import Kind
 # Bump when the record, the entry or the key layout changes: an index of another format is
 # refused (it is stored with the layout). Tables and bands count apart, so that a change to
 # one does not make users of the other rebuild.
-LAYOUT_FORMAT = "8"
-BANDS_FORMAT = "10"
+LAYOUT_FORMAT = "9"
+BANDS_FORMAT = "11"
 
 # A sequence number is NUMBER_BYTES big-endian: 2^48 numbers, ~890 years of 10,000 new
 # articles a second, so the counter never wraps. Zero means "none".
@@ -52,6 +52,12 @@ POSTING_TAIL = NUMBER_BYTES
 LINE_KEY_BYTES = 4
 GROUP_POSTINGS = 64  # postings per group string at the expected index size
 MIN_GROUP_BITS, MAX_GROUP_BITS = 8, 24
+# The ids by number and the first article of each text live in small hashes, which Redis
+# keeps compact (a listpack) up to hash-max-listpack-entries fields (128 by default) of at
+# most hash-max-listpack-value bytes (64): IDS_PER_HASH numbers to a hash, and about
+# EXACT_PER_HASH texts at the expected index size (room to grow fourfold). keys.py names them.
+IDS_PER_HASH = 64
+EXACT_PER_HASH = 32
 # A match without a distance (a short line whose match has no fingerprint, or has none
 # itself) stores this one.
 NO_DISTANCE = 255
@@ -89,10 +95,11 @@ FLAG_MATCH = 2  # the record holds the matched article's fingerprint
 KIND_CODES = {Kind.UNIQUE: 0, Kind.EXACT: 1, Kind.NEAR: 2, Kind.RELATED: 3}
 
 
-def group_bits(expected_docs: int) -> int:
+def group_bits(expected_docs: int, per_group: int = GROUP_POSTINGS) -> int:
     """The bits of a band key that name its group, for an index expected to hold
-    `expected_docs` articles: about GROUP_POSTINGS postings per group string there."""
-    bits = max(expected_docs // GROUP_POSTINGS, 1).bit_length()
+    `expected_docs` articles: about `per_group` postings per group string there. (With
+    EXACT_PER_HASH: the bits of a content hash that name its exact hash.)"""
+    bits = max(expected_docs // per_group, 1).bit_length()
     return min(max(bits, MIN_GROUP_BITS), MAX_GROUP_BITS)
 
 

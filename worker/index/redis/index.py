@@ -28,6 +28,7 @@ from typing import Any
 import redis.asyncio as aioredis
 import redis.exceptions
 
+from worker import defaults
 from worker.errors import IndexReset
 from worker.index.base import IndexOptions, Rule, duplicate_threshold
 from worker.index.redis import guard, scripts
@@ -75,6 +76,7 @@ class RedisIndex(NamespaceIndex):
         in_order: bool = True,
         fingerprint_spec: str | None = None,
         on_reset: Callable[[str], None] | None = None,
+        expected_docs: int = defaults.EXPECTED_DOCS,
     ) -> None:
         """The index of one namespace on one Redis (or one Redis Cluster).
 
@@ -94,9 +96,11 @@ class RedisIndex(NamespaceIndex):
                 worker with other fingerprint settings is refused (None: not checked).
             on_reset: told why when the index turns out emptied or rolled back under the
                 worker, which logs it, takes in the index as it is now and goes on.
+            expected_docs: the articles it is expected to hold, which sizes its exact
+                hashes (format.EXACT_PER_HASH).
         """
         options = options or IndexOptions()
-        super().__init__(client, namespace, options, fingerprint_spec, on_reset)
+        super().__init__(client, namespace, options, fingerprint_spec, on_reset, expected_docs)
         # The calls of the batches sent whose sync (since.lua, after them) is not yet taken in:
         # what the cache may lack.
         self._in_flight: list[list[CallRecord]] = []
@@ -169,6 +173,7 @@ class RedisIndex(NamespaceIndex):
             "duplicate_bins": str(self.rule.duplicate_bins),
             "sketch": self.rule.shape.spec(),
             "tables": self.layout.spec(),
+            "exact_groups": str(self.exact_groups),
         }
         if self.fingerprint_spec is not None:
             described["fingerprints"] = self.fingerprint_spec  # (the meta field's stored name)

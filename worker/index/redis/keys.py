@@ -9,6 +9,8 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 
+from worker.index.redis.format import IDS_PER_HASH, NUMBER_BYTES
+
 PREFIX = "dedup"
 
 
@@ -27,14 +29,22 @@ class NamespaceKeys:
 
     @property
     def exact(self) -> str:
-        """HASH: 16-byte content hash -> id of the original."""
-        return self.prefix + "exact"
+        """Where the exact hashes start: 16-byte content hash -> id of the original, in the
+        hash of the content hash's first `exact_groups` bits (exact_hash)."""
+        return self.prefix + "e:"
+
+    def exact_hash(self, content_hash: bytes, exact_groups: int) -> bytes:
+        group = int.from_bytes(content_hash[:4]) >> (32 - exact_groups)
+        return self.exact.encode() + group.to_bytes(3)
 
     @property
     def ids(self) -> str:
-        """HASH: sequence number (format.NUMBER_BYTES) -> id (bucket entries hold the number,
-        not the id)."""
-        return self.prefix + "ids"
+        """Where the ids hashes start: sequence number (format.NUMBER_BYTES) -> id (bucket
+        entries hold the number, not the id), format.IDS_PER_HASH numbers a hash (ids_hash)."""
+        return self.prefix + "i:"
+
+    def ids_hash(self, number: int) -> bytes:
+        return self.ids.encode() + (number - number % IDS_PER_HASH).to_bytes(NUMBER_BYTES)
 
     @property
     def meta(self) -> str:

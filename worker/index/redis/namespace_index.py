@@ -19,6 +19,7 @@ from worker.errors import IndexReset, IndexUnavailable, LayoutMismatch, OutOfTur
 from worker.index.base import IndexOptions, Op, Rule
 from worker.index.redis import guard, scripts
 from worker.index.redis.client import Client, translate
+from worker.index.redis.format import EXACT_PER_HASH, group_bits
 from worker.index.redis.guard import Chain
 from worker.index.redis.keys import NamespaceKeys
 from worker.index.redis.nearest import BucketRead
@@ -42,8 +43,11 @@ class NamespaceIndex:
         options: IndexOptions,
         fingerprint_spec: str | None,
         on_reset: Callable[[str], None] | None,
+        expected_docs: int,
     ) -> None:
         self.client = client
+        # (fixed when the namespace is made, and stored: lua/lib.lua, exact_key)
+        self.exact_groups = group_bits(expected_docs, EXACT_PER_HASH)
         self.namespace = namespace
         self.max_bucket_read = options.max_bucket_read
         self.retention_s = options.retention_s

@@ -33,29 +33,38 @@ class Status:
 
 
 async def read_status(client: Client, namespace: str) -> Status:
-    """Counts from the namespace's hashes, and one SCAN over its buckets (a few seconds per
-    million buckets)."""
+    """Counts from one SCAN over the namespace's keys (a few seconds per million keys): its
+    records, the small hashes of ids and exact texts, and its buckets."""
     keys = NamespaceKeys(namespace)
     try:
         meta = await client.hgetall(keys.meta)
         records = await client.hlen(keys.docs)
-        originals = await client.hlen(keys.ids)
-        exact = await client.hlen(keys.exact)
+        described = {_text(k): _text(v) for k, v in meta.items()}
+        bands = described.get("layout") == "bands"
+        size = posting_bytes(int(described["groups"])) if bands else ENTRY_BYTES
+        # (band layouts: the group strings of band and line buckets, not dependents' lists
+        # nor the lines hash)
+        postings = tuple(keys.buckets.encode() + k for k in ((b"b", b"l") if bands else (b"",)))
+        fields = {keys.ids.encode(): 0, keys.exact.encode(): 0}
         sizes: Counter[int] = Counter()
         largest = entries = 0
         batch: list[bytes] = []
-        # (band layouts: the group strings of band and line buckets, not dependents' lists
-        # nor the lines hash)
-        described = {_text(k): _text(v) for k, v in meta.items()}
-        bands = described.get("layout") == "bands"
-        pattern = f"{_escape(keys.buckets)}{'[bl]' if bands else ''}*"
-        size = posting_bytes(int(described["groups"])) if bands else ENTRY_BYTES
-        async for key in client.scan_iter(match=pattern, count=SCAN_COUNT):
-            batch.append(key)
-            if len(batch) == SCAN_COUNT:
-                largest, entries = await _measure(client, batch, size, sizes, largest, entries)
-                batch = []
+        hashes: dict[bytes, list[bytes]] = {prefix: [] for prefix in fields}
+        async for key in client.scan_iter(match=f"{_escape(keys.prefix)}*", count=SCAN_COUNT):
+            if key.startswith(postings):
+                batch.append(key)
+                if len(batch) == SCAN_COUNT:
+                    largest, entries = await _measure(client, batch, size, sizes, largest, entries)
+                    batch = []
+            for prefix, held in hashes.items():
+                if key.startswith(prefix):
+                    held.append(key)
+                    if len(held) == SCAN_COUNT:
+                        fields[prefix] += await _fields(client, held)
+                        held.clear()
         largest, entries = await _measure(client, batch, size, sizes, largest, entries)
+        for prefix, held in hashes.items():
+            fields[prefix] += await _fields(client, held)
         info = await client.info("memory")
     except redis.exceptions.RedisError as exc:
         raise IndexStoreError(f"Redis refused the status read: {exc}") from exc
@@ -66,8 +75,8 @@ async def read_status(client: Client, namespace: str) -> Status:
     return Status(
         described,
         records,
-        originals,
-        exact,
+        fields[keys.ids.encode()],
+        fields[keys.exact.encode()],
         sum(sizes.values()),
         entries,
         largest,
@@ -100,6 +109,16 @@ async def _measure(
         largest = max(largest, n)
         entries += n
     return largest, entries
+
+
+async def _fields(client: Client, hashes: list[bytes]) -> int:
+    """The fields of every hash named."""
+    if not hashes:
+        return 0
+    async with client.pipeline(transaction=False) as pipe:
+        for key in hashes:
+            pipe.hlen(key)
+        return sum(map(int, await pipe.execute()))
 
 
 def _escape(pattern: str) -> str:

@@ -132,7 +132,8 @@ local function search_line(art)
   end
   table.sort(near, function(x, y) return before({x[1], x[2]}, {y[1], y[2]}) end)
   for _, found in ipairs(near) do
-    local owner = pending.owner[found[2]] or redis.call('HGET', KEYS[3], found[2])
+    local seq = found[2]
+    local owner = pending.owner[seq] or redis.call('HGET', ids_key(KEYS, seq), seq)
     local record = owner and owner ~= art.id and record_of(owner)
     if record and expired(record) then
       take_out({record})

@@ -7,8 +7,9 @@
 -- worker/index/base.py's Rule, which the memory index applies in Python.
 --
 -- KEYS[1]   docs HASH: id -> verdict record
--- KEYS[2]   exact HASH: content hash -> id of the first article with it
--- KEYS[3]   ids HASH: sequence number (NUMBER bytes) -> id, for postings
+-- KEYS[2]   where the exact HASHes start: content hash -> id of the first article with it
+-- KEYS[3]   where the ids HASHes start: sequence number (NUMBER bytes) -> id, for postings
+--           (lib.lua, exact_key and ids_key)
 -- KEYS[4]   meta HASH: the layout (postings.lua)
 -- KEYS[5]   recent inserts: a ring of entries by sequence number (lib.lua; tables only)
 -- KEYS[6]   sequence counter
@@ -48,14 +49,14 @@ end
 local counter = first_seq
 
 -- What the call writes is written at once (flush): the counter, the ring's entries, the ids
--- of its new entries, the records and the exact hashes, one command each for the call rather
--- than five per article. Until then only this call reads them (from `pending`: record_of(),
--- first_with()); whatever may remove an entry flushes first.
+-- of its new entries, the records and the exact hashes, one command each for the call (and
+-- small hash) rather than five per article. Until then only this call reads them (from
+-- `pending`: record_of(), first_with()); whatever may remove an entry flushes first.
 local written = first_seq  -- the counter as Redis holds it
 local function nothing_pending()
-  -- ring: entries written+1 on (tables); ids: seq, id, ...; owner: seq -> id;
-  -- doc: id -> record; first: content hash -> id; line: seq -> a short line (bands)
-  return {ring = {}, ids = {}, owner = {}, doc = {}, first = {}, line = {}}
+  -- ring: entries written+1 on (tables); owner: seq -> id; doc: id -> record;
+  -- first: content hash -> id; line: seq -> a short line (bands)
+  return {ring = {}, owner = {}, doc = {}, first = {}, line = {}}
 end
 local pending = nothing_pending()
 
@@ -73,6 +74,22 @@ local function flat(map)
   return out
 end
 
+-- HSET of fields and values (`map`) into the small hash `key_of(field)` gives each, one
+-- call per hash.
+local function hset_spread(map, key_of)
+  local by_key = {}
+  for field, value in pairs(map) do
+    local key = key_of(KEYS, field)
+    local held = by_key[key]
+    if not held then
+      held = {}
+      by_key[key] = held
+    end
+    held[#held + 1], held[#held + 2] = field, value
+  end
+  for key, pairs_ in pairs(by_key) do hset_all(key, pairs_) end
+end
+
 local function flush()
   if counter > written then
     if #pending.ring > 0 then
@@ -81,11 +98,11 @@ local function flush()
       redis.call('SETRANGE', KEYS[5], from, string.sub(blob, 1, room))
       if #blob > room then redis.call('SETRANGE', KEYS[5], 0, string.sub(blob, room + 1)) end
     end
-    hset_all(KEYS[3], pending.ids)
+    hset_spread(pending.owner, ids_key)
     redis.call('SET', KEYS[6], string.format('%d', counter))
   end
   hset_all(KEYS[1], flat(pending.doc))
-  hset_all(KEYS[2], flat(pending.first))
+  hset_spread(pending.first, exact_key)
   hset_all(lines_key(prefix), flat(pending.line))
   written, pending = counter, nothing_pending()
 end
@@ -97,14 +114,13 @@ end
 
 -- The id of the first article with content hash `content`, as written or pending (nil: none).
 local function first_with(content)
-  return pending.first[content] or redis.call('HGET', KEYS[2], content) or nil
+  return pending.first[content] or redis.call('HGET', exact_key(KEYS, content), content) or nil
 end
 
--- The next sequence number (NUMBER bytes), for article `id` (in the ids hash at the next flush).
+-- The next sequence number (NUMBER bytes), for article `id` (in the ids at the next flush).
 local function new_number(id)
   counter = counter + 1
   local seq = pack_number(counter)
-  pending.ids[#pending.ids + 1], pending.ids[#pending.ids + 2] = seq, id
   pending.owner[seq] = id
   return seq
 end
@@ -112,7 +128,7 @@ end
 -- The ids and records of the postings numbered `seqs` (NUMBER bytes each), as written or pending,
 -- in two calls: ids[i] nil for a number no longer indexed, records[i] nil without a record.
 local function owners_of(seqs)
-  local ids = #seqs > 0 and redis.call('HMGET', KEYS[3], unpack(seqs)) or {}
+  local ids = ids_of(KEYS, seqs)
   local owned = {}
   for i = 1, #seqs do
     ids[i] = ids[i] or pending.owner[seqs[i]]

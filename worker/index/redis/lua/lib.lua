@@ -63,6 +63,46 @@ local function make_record(content, fp, kind, dist, agreeing, match_fp, seen_ms,
     .. original
 end
 
+-- The ids by number, and the first article of each text, are spread over small hashes (a few
+-- dozen fields each, which Redis keeps compact, rather than one hash of millions). KEYS[3]
+-- and KEYS[2] of every script start their keys (worker/index/redis/keys.py); the meta record
+-- (KEYS[4]) holds `exact_groups`, fixed when the namespace was made.
+-- Number `seq`'s: its number with the low 6 bits cleared (64 numbers a hash).
+local function ids_key(K, seq)
+  return K[3] .. string.sub(seq, 1, NUMBER - 1)
+    .. string.char(bit.band(string.byte(seq, NUMBER), 192))
+end
+-- Content hash `content`'s: its first `exact_groups` bits (3 bytes).
+local exact_groups
+local function exact_key(K, content)
+  exact_groups = exact_groups or tonumber(redis.call('HGET', K[4], 'exact_groups'))
+  local g = math.floor(struct.unpack('>I4', content) / 2 ^ (32 - exact_groups))
+  return K[2] .. string.char(math.floor(g / 65536), math.floor(g / 256) % 256, g % 256)
+end
+
+-- The ids of numbers `seqs` (nil: none), one HMGET per small hash.
+local function ids_of(K, seqs)
+  local by_key, order = {}, {}
+  for i, seq in ipairs(seqs) do
+    local key = ids_key(K, seq)
+    local held = by_key[key]
+    if not held then
+      held = {}
+      by_key[key], order[#order + 1] = held, key
+    end
+    held[#held + 1] = i
+  end
+  local ids = {}
+  for _, key in ipairs(order) do
+    local fields = {}
+    for k, i in ipairs(by_key[key]) do fields[k] = seqs[i] end
+    for k, id in ipairs(redis.call('HMGET', key, unpack(fields))) do
+      ids[by_key[key][k]] = id or nil
+    end
+  end
+  return ids
+end
+
 -- The reply for an article from its record (check_and_insert.lua's header).
 local function reply_from(record, replayed, candidates, hot, replaced)
   local kind, flags, dist, agreeing = string.byte(record, REC.kind, REC.agreeing)

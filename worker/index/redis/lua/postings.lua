@@ -186,7 +186,9 @@ end
 
 -- Remove the posting of number `seq` from `bucket` (a band or line bucket).
 local function remove_posting(bucket, seq)
-  if not remove_from(bucket[1], bucket[2], seq) then remove_from(own_key(bucket), bucket[2], seq) end
+  if not remove_from(bucket[1], bucket[2], seq) then
+    remove_from(own_key(bucket), bucket[2], seq)
+  end
 end
 
 -- A posting of number `seq`, appended to `bucket`: to its own string if it has one
@@ -224,7 +226,7 @@ local function unpost_bands(K, prefix, shape, record, seq, successor)
   end
   for at = 1, #dependents, NUMBER do
     local number = string.sub(dependents, at, at + NUMBER - 1)
-    local id = redis.call('HGET', K[3], number)
+    local id = redis.call('HGET', ids_key(K, number), number)
     local held = id and redis.call('HGET', K[1], id)
     if held and rec_seq(held) == number then
       local sketch, theirs = rec_sketch(held), rec_sketch(record)
@@ -249,7 +251,7 @@ local function unindex(K, prefix, record, cutoff_s, successor)
   local shape, spec = layout_of(meta)
   if shape then
     unpost_bands(K, prefix, shape, record, seq, successor)
-    redis.call('HDEL', ids, seq)
+    redis.call('HDEL', ids_key(K, seq), seq)
     return
   end
   local offset = recent_offset(unpack_number(seq))
@@ -266,7 +268,7 @@ local function unindex(K, prefix, record, cutoff_s, successor)
       remove_entry(bucket, seq, ENTRY, ENTRY_SEQ)
     end
   end
-  redis.call('HDEL', ids, seq)
+  redis.call('HDEL', ids_key(K, seq), seq)
 end
 
 -- Remove article `id` (whose record is `record`) from every structure of the index.
@@ -274,6 +276,7 @@ local function remove_article(K, prefix, id, record, cutoff_s)
   local docs, exact = K[1], K[2]
   unindex(K, prefix, record, cutoff_s)
   local content = rec_content(record)
-  if redis.call('HGET', exact, content) == id then redis.call('HDEL', exact, content) end
+  local first = exact_key(K, content)
+  if redis.call('HGET', first, content) == id then redis.call('HDEL', first, content) end
   redis.call('HDEL', docs, id)
 end
