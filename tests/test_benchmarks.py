@@ -94,6 +94,17 @@ def test_bench_growth(redis_url: str) -> None:
     assert len(rows) == 3  # each kind reached its second checkpoint
 
 
+def test_redis_bytes_tells_where_a_band_index_s_bytes_go(redis_url: str) -> None:
+    url = redis_url.rsplit("/", 1)[0] + "/10"
+    args = ("--layout", "bands:16x4", "--kinds", "news", "--sizes", "500", "--measure", "100")
+    run("bench_growth", *args, "--redis-url", url)
+    out = run("redis_bytes", "--redis-url", url, "--namespace", "growth-news")
+    parts = dict(re.findall(r"^  (.+?) +([\d.]+)$", out, re.MULTILINE))
+    assert {"band groups", "records", "exact texts", "ids by number", "all"} <= parts.keys()
+    shown = [float(v) for k, v in parts.items() if k != "all"]
+    assert abs(float(parts["all"]) - sum(shown)) <= 0.05 * len(shown)  # (each rounded)
+
+
 def test_bench_bands() -> None:
     out = run("bench_bands", "--sizes", "500,1000", "--measure", "200")
     for kind in ("template", "news"):

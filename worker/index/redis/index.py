@@ -3,7 +3,7 @@ hashes, bucket tables, one record per id (the storage format: format.py); what d
 depend on the tables is NamespaceIndex's (namespace_index.py).
 
 Checking a batch takes two steps. First the worker reads the articles' probed buckets and
-compares their entries itself (nearest.py): from its cache of the buckets (bucket_cache.py,
+compares their entries itself (bucket_reads.py): from its cache of the buckets (bucket_cache.py,
 kept in step by since.lua: cache_sync.py), or with MGETs when a table is too wide to cache.
 Then check_and_insert.lua decides the articles one after another, comparing only what was
 inserted since the read (what the call itself inserts, from the worker's list of the earlier
@@ -23,7 +23,6 @@ import itertools
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import redis.asyncio as aioredis
 import redis.exceptions
@@ -33,13 +32,14 @@ from worker.errors import IndexReset
 from worker.index.base import IndexOptions, Rule, duplicate_threshold
 from worker.index.redis import guard, scripts
 from worker.index.redis.addresses import BucketAddresses
+from worker.index.redis.bucket_reads import BucketReads
 from worker.index.redis.cache_sync import CacheSync
 from worker.index.redis.check_and_insert import CallRecord, CheckAndInsertCalls, InOrder
-from worker.index.redis.client import Client, Encoded, bulk_string, packs_encoded, translate
+from worker.index.redis.client import Client, bulk_string, packs_encoded, translate
 from worker.index.redis.format import LAYOUT_FORMAT
 from worker.index.redis.guard import Chain
 from worker.index.redis.namespace_index import NamespaceIndex, ScriptsLoaded
-from worker.index.redis.nearest import BucketRead, Nearest, Search, gather, nearest
+from worker.index.redis.nearest import BucketRead
 from worker.index.redis.ordered import OrderedConnection
 from worker.index.redis.replies import verdicts_of
 from worker.index.redis.scripts import Script
@@ -49,9 +49,6 @@ from worker.model import Kind, Probe, Verdict
 
 log = logging.getLogger(__name__)
 
-# Bucket names per MGET, about: enough to share the round trip, few enough that one MGET does
-# not hold Redis's one thread up for long.
-MGET_KEYS = 1500
 # A batch sent while the one before is in flight reads a cache older by that batch, and the
 # script compares every entry other workers inserted since in Lua, once per article; and
 # other workers fill this one's waiting on Redis anyway. When a batch's script compared more
@@ -118,7 +115,15 @@ class RedisIndex(NamespaceIndex):
             redelivery_window_s=self.redelivery_window_s,
         )
         self._addresses = BucketAddresses(self.keys.buckets, self.layout, bulk_string)
-        self._encodes = packs_encoded(client)
+        self._bucket_reads = BucketReads(
+            client,
+            self.keys,
+            self._addresses,
+            self.rule,
+            max_bucket_read=self.max_bucket_read,
+            retention_s=self.retention_s,
+            encodes=packs_encoded(client),
+        )
         self._cache_sync = (
             CacheSync(
                 client,
@@ -208,7 +213,7 @@ class RedisIndex(NamespaceIndex):
                 [] if fresh else [record for batch in self._in_flight for record in batch],
                 self.keys.call_record,
             )
-            reads = self._read_cache(probes, cache.last, cache_sync.now_s)
+            reads = self._bucket_reads.from_cache(cache, probes, cache.last, cache_sync.now_s)
             calls = self.script_calls.calls(
                 probes, reads, epoch, lambda: guard.pack(chain, claims), in_order
             )
@@ -260,68 +265,14 @@ class RedisIndex(NamespaceIndex):
         return verdicts
 
     async def read_buckets(self, probes: Sequence[Probe]) -> list[BucketRead | None]:
-        """The first step of check_and_insert: for each probe with a fingerprint, the nearest
-        entries of its probed buckets (the rule's candidates), and the sequence counter they
-        were read at (the snapshot); from the bucket cache, or else with MGETs. Expiry is
-        judged by Redis's clock, as the script judges it a moment later. A probe whose
-        buckets in the cache are over `max_bucket_read` gets None: the cache keeps entries
-        removed since, which may push live ones out of the newest, so the script reads
-        Redis's buckets."""
-        if self.max_bucket_read <= 0:
-            return [None] * len(probes)
-        searched = [p for p in probes if p.fingerprint is not None]
-        if not searched:
+        """The first step of check_and_insert (bucket_reads.py): from the bucket cache, or
+        else with MGETs."""
+        if self.max_bucket_read <= 0 or all(p.fingerprint is None for p in probes):
             return [None] * len(probes)
         if self._cache_sync is not None:
             snapshot, now_s = await self._sync()
-            return self._read_cache(probes, snapshot, now_s)
-        simhashes = [p.fingerprint for p in searched if p.fingerprint is not None]
-        snapshots, buckets, now_s = await self._mget(simhashes)
-        cutoff = now_s - self.retention_s if self.retention_s else None
-        per = self._addresses.per_fingerprint
-        gathered = gather(
-            [buckets[i * per : (i + 1) * per] for i in range(len(simhashes))],
-            max_read=self.max_bucket_read,
-            cutoff_s=cutoff,
-        )
-        found = nearest(
-            gathered,
-            simhashes,
-            radius=self.rule.search_radius,
-            limit=self.rule.max_candidates,
-            cutoff_s=cutoff,
-        )
-        return self._reads(probes, snapshots, found, cached=False)
-
-    def _read_cache(
-        self, probes: Sequence[Probe], snapshot: int, now_s: int
-    ) -> list[BucketRead | None]:
-        """read_buckets from the cache as it is (`snapshot`: its last number; `now_s`: Redis's
-        clock when it was brought up to it)."""
-        assert self._cache_sync is not None
-        simhashes = [p.fingerprint for p in probes if p.fingerprint is not None]
-        cutoff = now_s - self.retention_s if self.retention_s else None
-        search = Search(
-            self.rule.search_radius, self.rule.max_candidates, self.max_bucket_read, cutoff
-        )
-        found = self._cache_sync.cache.nearest(simhashes, search) if simhashes else []
-        return self._reads(probes, [snapshot] * len(simhashes), found, cached=True)
-
-    def _reads(
-        self,
-        probes: Sequence[Probe],
-        snapshots: Sequence[int],
-        found: Sequence[Nearest],
-        cached: bool,
-    ) -> list[BucketRead | None]:
-        simhashes = [p.fingerprint for p in probes if p.fingerprint is not None]
-        reads = iter(
-            [
-                None if cached and one.hot else BucketRead(snapshot, one, self._expired(fp, one))
-                for snapshot, fp, one in zip(snapshots, simhashes, found, strict=True)
-            ]
-        )
-        return [next(reads) if p.fingerprint is not None else None for p in probes]
+            return self._bucket_reads.from_cache(self._cache_sync.cache, probes, snapshot, now_s)
+        return await self._bucket_reads.from_redis(probes)
 
     async def run_checks(
         self,
@@ -357,44 +308,6 @@ class RedisIndex(NamespaceIndex):
         [reply] = await self._run(Script.SINCE, lambda epoch: [cache_sync.since_call(epoch)])
         await cache_sync.take_in(reply, reloads)
         return cache_sync.cache.last, cache_sync.now_s
-
-    async def _mget(self, simhashes: list[int]) -> tuple[list[int], list[bytes | None], int]:
-        """Without a cache: each fingerprint's snapshot, and the values of its probed buckets
-        (`per_fingerprint` each, one fingerprint after another), read with one MGET per group
-        of fingerprints; each MGET also reads the counter: the snapshot of its group. Then
-        Redis's time (unix s)."""
-        per = self._addresses.per_fingerprint
-        group = max(1, MGET_KEYS // per)
-        starts = range(0, len(simhashes), group)
-        groups: list[list[Any]]
-        if self._encodes:  # each MGET's bucket names in one encoded piece
-            groups = [
-                [Encoded(joined, per * min(group, len(simhashes) - start))]
-                for joined, start in zip(
-                    self._addresses.joined(simhashes, group), starts, strict=True
-                )
-            ]
-        else:
-            every = self._addresses.names(simhashes)
-            groups = [every[start * per : (start + group) * per] for start in starts]
-        try:
-            async with self.client.pipeline(transaction=False) as pipe:
-                for names in groups:
-                    pipe.execute_command("MGET", self.keys.seq, *names)
-                # (TIME as a script on the namespace's key: a cluster pipeline routes it)
-                pipe.execute_command("EVAL", "return redis.call('TIME')", 1, self.keys.seq)
-                *replies, (now_s, _) = await pipe.execute()
-        except redis.exceptions.RedisError as exc:
-            raise translate(exc) from exc
-        snapshots = [int(replies[i // group][0] or 0) for i in range(len(simhashes))]
-        return snapshots, [value for reply in replies for value in reply[1:]], int(now_s)
-
-    def _expired(self, fingerprint: int, found: Nearest) -> list[str]:
-        """The names of the buckets that `found` says start with expired entries."""
-        if not found.expired:
-            return []
-        names = self._addresses.names([fingerprint])
-        return [names[i] for i in found.expired]
 
     async def _settled(self, chain: Chain) -> None:
         if self._ordered is not None:
