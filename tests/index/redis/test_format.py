@@ -115,6 +115,28 @@ async def test_what_the_scripts_write_reads_back_through_format(
     assert ring == entry
 
 
+SMALL_HASHES = """
+local out = {}
+for i = 1, #ARGV, 2 do out[#out + 1] = {ids_key(KEYS, ARGV[i]), exact_key(KEYS, ARGV[i + 1])} end
+return out
+"""
+
+
+async def test_lua_and_python_name_the_same_small_hashes(redis_client: aioredis.Redis) -> None:
+    keys = NamespaceKeys("small-hashes")
+    bits = format.group_bits(10**7, format.EXACT_PER_HASH)
+    await redis_client.hset(keys.meta, "exact_groups", bits)
+    rng = random.Random(8)
+    cases = [(rng.randrange(1, format.LAST_NUMBER), rng.randbytes(16)) for _ in range(40)]
+    argv = [v for number, content in cases for v in (format.pack_number(number), content)]
+    lua = await redis_client.eval(
+        scripts.library() + SMALL_HASHES, 4, keys.docs, keys.exact, keys.ids, keys.meta, *argv
+    )
+    python = [[keys.ids_hash(n), keys.exact_hash(content, bits)] for n, content in cases]
+    assert lua == python
+    assert len({k for k, _ in python}) > 1  # (the cases spread over several hashes)
+
+
 BUCKETS_OF = """
 local out = {}
 for i = 1, #ARGV, 2 do

@@ -125,8 +125,9 @@ local function new_number(id)
   return seq
 end
 
--- The ids and records of the postings numbered `seqs` (NUMBER bytes each), as written or pending,
--- in two calls: ids[i] nil for a number no longer indexed, records[i] nil without a record.
+-- The ids and records of the postings numbered `seqs`, as written or pending (an HMGET per
+-- ids hash, then one of the records): ids[i] nil for a number no longer indexed, records[i]
+-- nil without a record.
 local function owners_of(seqs)
   local ids = ids_of(KEYS, seqs)
   local owned = {}

@@ -245,7 +245,7 @@ end
 -- table buckets goes with it (band buckets keep theirs: each may have dependents to post).
 -- `successor`: the article's new number, when it is renewed (bands).
 local function unindex(K, prefix, record, cutoff_s, successor)
-  local ids, meta, recent = K[3], K[4], K[5]
+  local meta, recent = K[4], K[5]
   local seq = rec_seq(record)
   if seq == NO_NUMBER then return end
   local shape, spec = layout_of(meta)
@@ -273,7 +273,7 @@ end
 
 -- Remove article `id` (whose record is `record`) from every structure of the index.
 local function remove_article(K, prefix, id, record, cutoff_s)
-  local docs, exact = K[1], K[2]
+  local docs = K[1]
   unindex(K, prefix, record, cutoff_s)
   local content = rec_content(record)
   local first = exact_key(K, content)
