@@ -26,7 +26,7 @@ from worker.index.base import IndexOptions
 from worker.index.redis import RedisIndex
 from worker.index.redis.client import Client, connect
 from worker.index.redis.format import SKETCH_BYTES
-from worker.layout.planner import estimate
+from worker.layout.planner import estimate, plan
 from worker.layout.tables import Layout
 from worker.model import Kind, Probe, Verdict
 from worker.settings import Settings
@@ -256,9 +256,15 @@ async def server_cpu_s(client: Client) -> float:
 def layouts_to_run(names: list[str], threshold: int, docs: int) -> list[tuple[str, Layout]]:
     chosen = []
     for name in names:
+        # (auto: the planner's tables for this size, also past the size where the worker's
+        # auto takes bands)
         settings = Settings(threshold=threshold, layout=name, expected_docs=docs)
         label = "planner's choice" if name == "auto" else name
-        layout = wiring.layout(settings)
+        layout = (
+            plan(threshold, docs, settings.max_bucket_read, settings.recall).choice.layout
+            if name == "auto"
+            else wiring.layout(settings)
+        )
         if not isinstance(layout, Layout):
             raise SystemExit(f"{name}: this benchmark measures SimHash tables in Redis")
         chosen.append((label, layout))

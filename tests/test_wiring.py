@@ -13,15 +13,32 @@ from worker.index import MemoryIndex
 from worker.index.redis import RedisBandIndex, RedisIndex
 from worker.index.redis.client import connect
 from worker.layout.bands import Bands
+from worker.layout.tables import Layout
 from worker.settings import Settings
 from worker.text.fingerprint import Fingerprinter
 
 
 def test_the_layout_is_named_or_planned() -> None:
     assert wiring.layout(Settings(threshold=3, layout="multi-index:2")).spec() == ("63-32/1 31-0/1")
-    planned = wiring.layout(Settings(threshold=7, expected_docs=5_000_000))
+    planned = wiring.layout(Settings(threshold=7, expected_docs=1_000_000))
+    assert isinstance(planned, Layout)
     assert planned.family == "multi-index"
     assert planned.search_radius == 7
+
+
+def test_past_a_million_expected_articles_auto_takes_bands() -> None:
+    large = Settings(expected_docs=1_000_001)
+    assert large.layout_spec == "bands:16x4"
+    assert wiring.layout(large) == Bands(16, 4)
+    assert isinstance(wiring.redis_index(large), RedisBandIndex)  # (never connects)
+    assert wiring.fingerprinter(large).lines
+    assert large.alert_threshold == 64
+    related = Settings(expected_docs=5_000_000, threshold=7, related_threshold=9)
+    assert related.layout_spec == "auto"  # related alerts need the tables
+    assert isinstance(wiring.layout(related), Layout)
+    named = Settings(expected_docs=5_000_000, layout="multi-index:4")
+    assert named.layout_spec == "multi-index:4"
+    assert not wiring.fingerprinter(named).lines
 
 
 def test_a_band_layout_makes_band_indexes() -> None:

@@ -17,6 +17,10 @@ CHINESE_UNITS = "characters"  # or "jieba" (worker.text.features.ChineseUnits)
 MIN_WORDS = 10.0  # shorter texts get exact matching only (a character unit counts as half)
 LAYOUT = "auto"  # the planner's choice of index tables (worker.layout.planner)
 EXPECTED_DOCS = 1_000_000  # the index size the automatic layout is planned for
+# Past this many expected articles the automatic layout is AUTO_BANDS, not SimHash tables: the
+# tables' work per decision and the worker's copy of them grow with the index (docs/scaling.md).
+AUTO_BANDS_PAST = 1_000_000
+AUTO_BANDS = "bands:16x4"
 RECALL = 1.0  # below 1, the planner may choose sampled (inexact) tables
 # How long the record of an article deleted or replaced stays, for a redelivery of the message
 # that decided it (longer than any range of uncommitted offsets).

@@ -28,12 +28,12 @@ if TYPE_CHECKING:
 
 def layout(settings: Settings) -> Layout | Bands:
     """The index's layout: SimHash tables laid out for the search radius, or bands over the
-    sketch; the one named by `settings.layout`, or the planner's choice."""
+    sketch (Settings.layout_spec); with auto and tables, the planner's choice."""
     from worker.layout.planner import choose
 
     return choose(
         settings.search_radius,
-        settings.layout,
+        settings.layout_spec,
         settings.expected_docs,
         settings.recall,
         settings.max_bucket_read,
@@ -54,7 +54,7 @@ def fingerprinter(settings: Settings) -> Fingerprinter:
         idf,
         detect_format=settings.detect_format,
         main_content=settings.html_main_content,
-        lines=settings.layout.startswith("bands"),  # (what only band layouts judge by)
+        lines=settings.bands,  # (what only band layouts judge by)
     )
 
 

@@ -181,11 +181,13 @@ def test_plan_prints_the_layouts_and_the_cosine_figures() -> None:
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     chosen = [line for line in lines if line.startswith("*")]
-    assert len(chosen) == 1
-    assert "multi-index" in chosen[0]
+    assert len(chosen) == 1  # past a million articles, auto takes bands
+    assert chosen[0].startswith("* bands, 16 of 4 bins")
+    assert chosen[0].split()[-5:] == ["0.644", "0.891", "0.988", "1.000", "1.000"]  # J .5 .. .9
+    assert chosen[0].split()[-6] == "494"  # bytes per article
     assert any(line.lstrip().startswith("pigeonhole, 8 bands") for line in lines)
-    band = next(line for line in lines if line.lstrip().startswith("bands, 16 of 4 bins"))
-    assert band.split()[-5:] == ["0.644", "0.891", "0.988", "1.000", "1.000"]  # J 0.5 .. 0.9
+    assert "the worker's layout (*): bands:16x4" in result.output
+    assert next(line for line in lines if line.startswith("+")).startswith("+ multi-index")
     assert "angle 36.87 deg" in result.output
     assert "79.52%" in result.output
     assert "13.11 differing bits" in result.output
@@ -202,6 +204,34 @@ def test_plan_as_json() -> None:
     sixteen = next(b for b in plan["bands"] if b["layout"] == "bands:16x4")
     assert sixteen["recall"]["0.8"] == pytest.approx(1 - (1 - 0.8**4) ** 16)
     assert sixteen["entries_read_at_most"] == 16 * 32
+    assert plan["worker_layout"] == "bands:16x4"
+
+
+@pytest.mark.parametrize(
+    ("docs", "env", "worker_layout"),
+    [
+        ("1000000", {}, "multi-index"),  # up to a million, the planner's tables
+        ("1000001", {}, "bands:16x4"),
+        ("5000000", {"DEDUP_RELATED_THRESHOLD": "9"}, "multi-index"),  # related alerts: tables
+        ("5000000", {"DEDUP_LAYOUT": "pigeonhole"}, "pigeonhole"),
+        ("10", {"DEDUP_LAYOUT": "bands:21x3"}, "bands:21x3"),
+    ],
+)
+def test_plan_marks_the_layout_the_worker_uses(
+    docs: str, env: dict[str, str], worker_layout: str
+) -> None:
+    result = CliRunner().invoke(main, ["plan", "--threshold", "7", "--docs", docs], env=env)
+    assert result.exit_code == 0, result.output
+    marked = [line for line in result.output.splitlines() if line.startswith("*")]
+    assert f"the worker's layout (*): {worker_layout}" in result.output
+    if worker_layout.startswith("bands"):
+        assert marked == [m for m in marked if m.startswith("* bands")]
+        assert len(marked) == 1
+    elif worker_layout == "multi-index":
+        assert len(marked) == 1
+        assert "multi-index" in marked[0]
+    else:
+        assert marked == []  # a named table layout: the planner's is marked "+"
 
 
 def test_plan_with_a_bad_layout_setting_is_a_clean_error() -> None:

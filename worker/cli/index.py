@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from worker import wiring
+from worker import defaults, wiring
 from worker.cli.common import clean_errors, settings_from_env
 from worker.settings import Settings
 
@@ -150,28 +150,35 @@ def plan(threshold: int, docs: int, recall: float, cosine: float | None, as_json
 
     settings = settings_from_env(threshold=threshold, expected_docs=docs, recall=recall)
     chosen = planner.plan(threshold, docs, settings.max_bucket_read, recall)
+    uses = settings.layout_spec  # (auto: the planner's tables, or bands past a size)
+    worker_layout = chosen.choice.layout.name() if uses == "auto" else uses
     if as_json and cosine is None:
-        click.echo(json.dumps({**planner.plan_record(chosen), "bands": bands.plan_records(docs)}))
+        record = planner.plan_record(chosen)
+        record.update(bands=bands.plan_records(docs), worker_layout=worker_layout)
+        click.echo(json.dumps(record))
         return
     if as_json:
         raise click.UsageError("--json and --cosine go separately")
     click.echo(
         f"threshold {threshold}, {docs:,} articles, recall >= {recall} at 0..{threshold},"
         f" at most {settings.max_bucket_read:,} entries read per bucket "
-        "(figures predicted by the cost model in worker/layout/planner.py)"
+        "(figures predicted by the cost models in worker/layout/planner.py and bands.py)"
     )
-    for line in planner.plan_table(chosen):
+    for line in planner.plan_table(chosen, mark="*" if uses == "auto" else "+"):
         click.echo(line)
-    click.echo(
-        f"chosen (*): {chosen.choice.layout.name()}: the fastest without hot buckets "
-        "and with no more memory per article than the pigeonhole layout"
-    )
     click.echo(
         "band layouts (DEDUP_LAYOUT=bands:BxR): candidates from bands of the set "
         "sketch, judged by it alone; the work per article is bounded whatever the index holds"
     )
-    for line in bands.plan_table(docs):
+    for line in bands.plan_table(docs, chosen=uses):
         click.echo(line)
+    click.echo(
+        f"the worker's layout (*): {worker_layout}; with DEDUP_LAYOUT=auto the planner's "
+        "tables (+ when the worker takes another: the fastest without hot buckets and with no "
+        "more memory per article than the pigeonhole layout) up to "
+        f"{defaults.AUTO_BANDS_PAST:,} expected articles, {defaults.AUTO_BANDS} past them, "
+        "and the tables whenever related alerts are on"
+    )
     if cosine is not None:
         try:
             f = cos.figures(cosine, chosen.choice.layout)

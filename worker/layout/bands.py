@@ -32,6 +32,11 @@ T = TypeVar("T")
 NEWEST = 32  # a bucket's entries read, newest first
 COMPARED = 16  # candidates compared, those sharing the most bands first
 MIN_KEY_BITS = 24  # narrower band keys make chance meetings common at a million articles
+# Redis bytes per article (benchmarks/redis_bytes.py, news documents at the expected size):
+# the record, its id by number and its exact text; and per posting, with its group's share of
+# keys and the room APPEND leaves.
+ARTICLE_BYTES = 254.0
+POSTING_BYTES = 15.0
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,10 @@ class Bands:
         meet more often: bench_bands measures that)."""
         return float(self.bands * docs * 2.0 ** -(self.rows * defaults.SKETCH_BITS))
 
+    @property
+    def bytes_per_article(self) -> float:
+        return ARTICLE_BYTES + self.bands * POSTING_BYTES
+
     def name(self) -> str:
         return f"bands, {self.bands} of {self.rows} bins"
 
@@ -108,17 +117,20 @@ CHOICES = (Bands(21, 3), Bands(16, 4), Bands(12, 5), Bands(10, 6))  # what `plan
 JACCARDS = (0.5, 0.6, 0.7, 0.8, 0.9)  # where `plan` shows a band layout's recall
 
 
-def plan_table(docs: int) -> list[str]:
-    """The band layouts as a text table, at `docs` articles."""
+def plan_table(docs: int, chosen: str = "") -> list[str]:
+    """The band layouts as a text table, at `docs` articles; the one whose spec is `chosen`
+    marked with '*'."""
     lines = [
         f"{'':2}{'layout':<44}{'postings':>9}{'read <=':>8}{'compared <=':>12}"
-        f"{'chance cand/art':>16}  recall at Jaccard " + " ".join(map(str, JACCARDS))
+        f"{'chance cand/art':>16}{'B/article':>10}  recall at Jaccard "
+        + " ".join(map(str, JACCARDS))
     ]
     for b in CHOICES:
         recall = " ".join(f"{b.recall(j):.3f}" for j in JACCARDS)
+        mark = "*" if b.spec() == chosen else ""
         lines.append(
-            f"{'':2}{b.name():<44}{b.bands:>9}{b.bands * b.newest:>8}{b.compared:>12}"
-            f"{b.chance_candidates(docs):>16.3g}  {recall}"
+            f"{mark:2}{b.name():<44}{b.bands:>9}{b.bands * b.newest:>8}{b.compared:>12}"
+            f"{b.chance_candidates(docs):>16.3g}{b.bytes_per_article:>10,.0f}  {recall}"
         )
     return lines
 
@@ -132,6 +144,7 @@ def plan_records(docs: int) -> list[dict[str, object]]:
             "entries_read_at_most": b.bands * b.newest,
             "compared_at_most": b.compared,
             "chance_candidates_per_article": b.chance_candidates(docs),
+            "bytes_per_article": b.bytes_per_article,
             "recall": {str(j): b.recall(j) for j in JACCARDS},
         }
         for b in CHOICES

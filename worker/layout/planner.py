@@ -210,8 +210,8 @@ def default_layout() -> Layout:
     return layout
 
 
-def plan_table(p: Plan) -> list[str]:
-    """The plan as a text table, one line per layout, the chosen one marked with '*'."""
+def plan_table(p: Plan, mark: str = "*") -> list[str]:
+    """The plan as a text table, one line per layout, the chosen one marked with `mark`."""
     first = p.estimates[0]
     search_radius = first.layout.search_radius
     lines = [
@@ -222,10 +222,10 @@ def plan_table(p: Plan) -> list[str]:
     for e in p.estimates:
         widths = sorted({t.width for t in e.layout.tables}, reverse=True)
         recall = " ".join(_short(e.layout.recall(d)) for d in range(search_radius + 1))
-        mark = "*" if e is p.choice else " "
+        marked = mark if e is p.choice else " "
         hot = " HOT" if e.hot else ""
         lines.append(
-            f"{mark:2}{e.layout.name():<44}{e.tables:>7}"
+            f"{marked:2}{e.layout.name():<44}{e.tables:>7}"
             f"{','.join(map(str, widths)):>13}{e.probes:>8}"
             f"{e.candidates_per_probe:>11.2f}{e.candidates:>10,.0f}"
             f"{e.bytes_per_article:>10,.0f}{e.server_us:>9,.0f}"

@@ -94,7 +94,8 @@ class Settings:
     replication_factor: int = 1
     threshold: int = defaults.THRESHOLD
     related_threshold: int = defaults.RELATED_THRESHOLD
-    layout: str = defaults.LAYOUT  # or pigeonhole, multi-index:M, blocks:B, sampled:LxR, bands:BxR
+    # auto (layout_spec), or pigeonhole, multi-index:M, blocks:B, sampled:LxR, bands:BxR
+    layout: str = defaults.LAYOUT
     expected_docs: int = defaults.EXPECTED_DOCS
     recall: float = defaults.RECALL
     retention_days: float = 0.0  # older articles stop matching and are removed; 0: kept
@@ -153,7 +154,7 @@ class Settings:
             except ValueError as exc:
                 raise ConfigError(f"{exc}; or use auto (the planner's choice)") from None
             _check(
-                not self.layout.startswith("bands") or self.related_threshold == 0,
+                not self.bands or self.related_threshold == 0,
                 "related_threshold needs SimHash tables: band layouts judge by the sketch alone",
             )
         _check(
@@ -234,10 +235,29 @@ class Settings:
         return max(self.threshold, self.related_threshold)
 
     @property
+    def layout_spec(self) -> str:
+        """The layout the index uses: the one named, or with auto the planner's SimHash tables
+        up to defaults.AUTO_BANDS_PAST expected articles and defaults.AUTO_BANDS past them (a
+        decision's work and the worker's memory then stay bounded as the index grows). Related
+        alerts need the tables."""
+        if (
+            self.layout == "auto"
+            and self.expected_docs > defaults.AUTO_BANDS_PAST
+            and self.related_threshold == 0
+        ):
+            return defaults.AUTO_BANDS
+        return self.layout
+
+    @property
+    def bands(self) -> bool:
+        """Whether the index has a band layout (judged by the sketch; short lines by words)."""
+        return self.layout_spec.startswith("bands")
+
+    @property
     def alert_threshold(self) -> int:
         """The threshold a duplicate alert names: with a band layout, every distance (the
         sketch, or a short line's words, alone decides)."""
-        return SIMHASH_BITS if self.layout.startswith("bands") else self.threshold
+        return SIMHASH_BITS if self.bands else self.threshold
 
     @property
     def retention_s(self) -> int:
