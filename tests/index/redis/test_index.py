@@ -426,8 +426,9 @@ async def test_batches_wait_for_the_one_before_once_other_workers_crowd_the_ring
     # A batch sent while the one before is in flight reads the cache as it was; the other
     # worker's inserts land before its calls go out (held until they are in), so its script
     # compares them.
-    send = worker._ordered.send if worker._ordered is not None else None
-    assert send is not None
+    ahead = worker._ahead
+    assert ahead is not None
+    send = ahead.ordered.send
     sends = 0
 
     async def held(commands: Sequence[Sequence[Any]]) -> asyncio.Task[list[Any]]:
@@ -437,7 +438,7 @@ async def test_batches_wait_for_the_one_before_once_other_workers_crowd_the_ring
             await other.check_and_insert(articles("theirs-", 300))
         return await send(commands)
 
-    monkeypatch.setattr(worker._ordered, "send", held)
+    monkeypatch.setattr(ahead.ordered, "send", held)
     await asyncio.gather(
         worker.check_and_insert(articles("first-", 200)),
         worker.check_and_insert(articles("stale-", 20)),

@@ -10,7 +10,7 @@ inserted since the read (what the call itself inserts, from the worker's list of
 articles within the search radius: nearest.earlier_within), and inserts the originals: Redis
 runs one script at a time, so replicas that process near-duplicates at the same moment are
 serialised, and one of them is first. With the cache, a batch's calls go out on a connection
-of their own (ordered.py) as soon as they are made, while the batch before may still be
+of their own (ordered.py, ahead.py) as soon as they are made, while the batch before may still be
 running: its read then predates the batch before, whose articles the worker compares with
 its own (nearest.within_earlier_calls) and the script takes from that batch's call records;
 the sync (since.lua) that keeps the cache in step goes out behind the calls. forget.lua
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import time
 from collections.abc import Callable, Sequence
 
 import redis.asyncio as aioredis
@@ -32,9 +31,10 @@ from worker.errors import IndexReset
 from worker.index.base import IndexOptions, Rule, duplicate_threshold
 from worker.index.redis import guard, scripts
 from worker.index.redis.addresses import BucketAddresses
+from worker.index.redis.ahead import Ahead
 from worker.index.redis.bucket_reads import BucketReads
 from worker.index.redis.cache_sync import CacheSync
-from worker.index.redis.check_and_insert import CallRecord, CheckAndInsertCalls, InOrder
+from worker.index.redis.check_and_insert import CheckAndInsertCalls, InOrder
 from worker.index.redis.client import Client, bulk_string, packs_encoded, translate
 from worker.index.redis.format import LAYOUT_FORMAT
 from worker.index.redis.guard import Chain
@@ -45,17 +45,9 @@ from worker.index.redis.replies import verdicts_of
 from worker.index.redis.scripts import Script
 from worker.layout.planner import default_layout
 from worker.layout.tables import Layout
-from worker.model import Kind, Probe, Verdict
+from worker.model import Probe, Verdict
 
 log = logging.getLogger(__name__)
-
-# A batch sent while the one before is in flight reads a cache older by that batch, and the
-# script compares every entry other workers inserted since in Lua, once per article; and
-# other workers fill this one's waiting on Redis anyway. When a batch's script compared more
-# than this many such entries per article, the batches of the next WAIT_S seconds wait for
-# the one before and bring the cache up first.
-OTHERS_ENTRIES_TO_WAIT = 20
-WAIT_S = 5.0
 
 
 class RedisIndex(NamespaceIndex):
@@ -98,10 +90,6 @@ class RedisIndex(NamespaceIndex):
         """
         options = options or IndexOptions()
         super().__init__(client, namespace, options, fingerprint_spec, on_reset, expected_docs)
-        # The calls of the batches sent whose sync (since.lua, after them) is not yet taken in:
-        # what the cache may lack.
-        self._in_flight: list[list[CallRecord]] = []
-        self._wait_until = 0.0  # (time.monotonic()) until then, batches wait: WAIT_S
         self.layout = layout or default_layout()
         self.threshold = duplicate_threshold(self.layout, options.threshold)
         self.rule = Rule.of(self.layout, self.threshold, options.similarity)
@@ -138,8 +126,8 @@ class RedisIndex(NamespaceIndex):
             if bucket_cache and self._addresses.slot_count is not None
             else None
         )
-        self._ordered = (
-            OrderedConnection(client)
+        self._ahead = (
+            Ahead(OrderedConnection(client))
             if in_order
             and self._cache_sync is not None
             and self.max_bucket_read > 0
@@ -149,7 +137,7 @@ class RedisIndex(NamespaceIndex):
 
     async def ensure_layout(self) -> None:
         await super().ensure_layout()
-        if self._ordered is not None:  # (the calls there are sent without waiting to load them)
+        if self._ahead is not None:  # (the calls there are sent without waiting to load them)
             await scripts.load(self.client, Script.CHECK_AND_INSERT, Script.SINCE)
 
     @property
@@ -192,17 +180,17 @@ class RedisIndex(NamespaceIndex):
         workers insert much: then the cache is brought up first); then wait for the
         replies, in order. The calls are numbered in `chain`: Redis runs none after one of
         the chain that did not run."""
-        ordered, cache_sync = self._ordered, self._cache_sync
-        if ordered is None or cache_sync is None:
+        ahead, cache_sync = self._ahead, self._cache_sync
+        if ahead is None or cache_sync is None:
             return None
         cache = cache_sync.cache
         async with self._sending:
             self._in_turn(chain)
             if self._epoch is None:
                 await self.ensure_layout()
-            fresh = not self._in_flight or time.monotonic() < self._wait_until
+            fresh = ahead.must_wait()
             if fresh:
-                await ordered.settled()
+                await ahead.ordered.settled()
                 await self._sync()
                 self._in_turn(chain)  # (the batches before may have failed meanwhile)
             epoch, reloads = self._epoch, cache_sync.reloads
@@ -210,7 +198,7 @@ class RedisIndex(NamespaceIndex):
             in_order = InOrder(
                 cache.last,
                 cache.last_entry,
-                [] if fresh else [record for batch in self._in_flight for record in batch],
+                [] if fresh else ahead.in_flight(),
                 self.keys.call_record,
             )
             reads = self._bucket_reads.from_cache(cache, probes, cache.last, cache_sync.now_s)
@@ -218,25 +206,9 @@ class RedisIndex(NamespaceIndex):
                 probes, reads, epoch, lambda: guard.pack(chain, claims), in_order
             )
             commands = [("EVALSHA", scripts.sha(Script.CHECK_AND_INSERT), *c.argv) for c in calls]
-            commands.append(
-                (
-                    "EVALSHA",
-                    scripts.sha(Script.SINCE),
-                    *cache_sync.since_call(epoch),
-                )
-            )
-            records = [c.record for c in calls if c.record is not None]
-            try:
-                replies = await ordered.send(commands)
-            except redis.exceptions.RedisError as exc:
-                raise translate(exc) from exc
-            self._in_flight.append(records)
-        try:
-            *answers, sync_reply = await replies
-        except redis.exceptions.RedisError as exc:
-            raise translate(exc) from exc
-        finally:
-            self._in_flight.remove(records)
+            commands.append(("EVALSHA", scripts.sha(Script.SINCE), *cache_sync.since_call(epoch)))
+            replies = await ahead.send(commands, [c.record for c in calls if c.record])
+        *answers, sync_reply = await replies
         failed = [
             a for a in (*answers, sync_reply) if isinstance(a, redis.exceptions.ResponseError)
         ]
@@ -254,14 +226,7 @@ class RedisIndex(NamespaceIndex):
             self.script_calls.verdict(p, reply)
             for p, reply in zip(probes, itertools.chain.from_iterable(answers), strict=True)
         ]
-        # (entries the script compared beyond the worker's read: the ring's since the read)
-        compared = [
-            v.candidates - read.found.candidates
-            for v, read in zip(verdicts, reads, strict=True)
-            if read is not None and v.kind is not Kind.EXACT and not v.replayed
-        ]
-        if compared and min(compared) > OTHERS_ENTRIES_TO_WAIT:
-            self._wait_until = time.monotonic() + WAIT_S
+        ahead.watch(verdicts, reads)
         return verdicts
 
     async def read_buckets(self, probes: Sequence[Probe]) -> list[BucketRead | None]:
@@ -310,8 +275,8 @@ class RedisIndex(NamespaceIndex):
         return cache_sync.cache.last, cache_sync.now_s
 
     async def _settled(self, chain: Chain) -> None:
-        if self._ordered is not None:
-            await self._ordered.settled()
+        if self._ahead is not None:
+            await self._ahead.ordered.settled()
             self._in_turn(chain)  # (those may have failed meanwhile)
 
     async def _reload(self) -> None:
@@ -319,6 +284,6 @@ class RedisIndex(NamespaceIndex):
             await self._cache_sync.reload()
 
     async def close(self) -> None:
-        if self._ordered is not None:
-            await self._ordered.close()
+        if self._ahead is not None:
+            await self._ahead.ordered.close()
         await super().close()
