@@ -114,9 +114,19 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--chinese-texts", type=int, default=500)
     parser.add_argument("--html-pages", type=int, default=200)
+    parser.add_argument("--parts", default="english,chinese,html", help="which tables to run")
     args = parser.parse_args()
+    parts = args.parts.split(",")
     normalize("warm up")  # builds the normalisation table once
+    if "english" in parts:
+        run_english(args)
+    if "chinese" in parts:
+        run_chinese(args)
+    if "html" in parts:
+        run_html(args)
 
+
+def run_english(args: argparse.Namespace) -> None:
     english = list(lee_news())
     words = statistics.mean(len(t.split()) for t in english)
     report(
@@ -130,6 +140,8 @@ def main() -> None:
         args.rounds,
     )
 
+
+def run_chinese(args: argparse.Namespace) -> None:
     chinese = list(peoples_daily())[: args.chinese_texts]
     chars = statistics.mean(len(t) for t in chinese)
     report(
@@ -146,6 +158,14 @@ def main() -> None:
         args.rounds,
     )
 
+
+def run_html(args: argparse.Namespace) -> None:
+    from resiliparse.extract.html2text import extract_plain_text
+    from resiliparse.parse.html import HTMLTree
+
+    def heuristics(html: str) -> object:
+        return extract_plain_text(HTMLTree.parse(html), main_content=True, list_bullets=False)
+
     pages = [html for _, html in postgres_pages()[: args.html_pages // 2]]
     pages += [html for _, html, _ in git_pages()[: args.html_pages - len(pages)]]
     size = statistics.mean(len(p.encode()) for p in pages) / 1024
@@ -153,12 +173,13 @@ def main() -> None:
         f"HTML pages (mean {size:.0f} KB)",
         pages,
         {
-            f"dedup-worker, batches of {BATCH}: detect, main content, fingerprint": batched(
+            f"dedup-worker, batches of {BATCH}: detect, template left out, fingerprint": batched(
                 Fingerprinter()
             ),
-            "its extraction alone: resiliparse, main content": each(
+            "its extraction alone: resiliparse, template left out": each(
                 lambda t: reader_text(t, Format.HTML, main_content=True)
             ),
+            "resiliparse's main-content heuristics": each(heuristics),
             "resiliparse, all visible text": each(
                 lambda t: reader_text(t, Format.HTML, main_content=False)
             ),

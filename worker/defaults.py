@@ -28,5 +28,5 @@ REDELIVERY_WINDOW_S = 86_400
 MAX_BUCKET_READ = 1000  # newest entries read per bucket; a bucket over it is "hot"
 IDF_CAP = 5.0  # the largest IDF weight: rarer units all weigh this much
 DETECT_FORMAT = True  # a text without a format is read as what it looks like (HTML, e-mail)
-MAIN_CONTENT = True  # HTML without what looks like navigation, headers and footers
+MAIN_CONTENT = True  # HTML without its template: navigation, headers, footers, sidebars
 RENEW_ON_MATCH = False  # an article matched by a later copy starts its retention again

@@ -47,17 +47,52 @@ def test_html_is_read_as_its_visible_text() -> None:
     assert "Copyright 2026" not in main  # the footer is not the page's content
 
 
-def test_main_content_that_keeps_too_little_gives_way_to_the_whole_page() -> None:
-    """A generated reference page: a short blurb the heuristics take for the content, and the
-    list of links (most of the page, and what tells it from its siblings) they drop."""
+def test_a_generated_reference_page_keeps_its_member_list() -> None:
+    """A generated API page: its navigation goes, the list of members (most of the page, and
+    what tells it from its siblings) stays."""
     links = "".join(f"<li><a href='#m{i}'>com.example.Method{i}</a></li>" for i in range(80))
     page = (
         "<html><body><nav>Overview Package Class Use Tree Deprecated Index Help</nav>"
         "<main><h1>Uses of Class Widget</h1><p>Uses of Class java.util.Widget in the "
         f"standard library of this release.</p></main><ul>{links}</ul></body></html>"
     )
-    assert "com.example.Method79" in html_text(page)  # the whole page, not the blurb
-    assert html_text(page) == html_text(page, main_content=False)
+    assert "com.example.Method79" in html_text(page)
+    assert "Deprecated" not in html_text(page)
+    assert "Deprecated" in html_text(page, main_content=False)
+
+
+CONTENT = (
+    "<h1>2.1.8. パッケージ管理のトラブル</h1><p>内容が正確な正式文書を読むように心がけるべきです。"
+    "<span class='menuchoice'>ファイル</span> を開きます。</p>"
+)
+
+
+def test_two_templates_of_one_page_read_alike_in_any_script() -> None:
+    """A site redesigned: the old template names its parts with classes, the new one with
+    HTML5 elements and ARIA roles. Either way, what is left is the page's content (Japanese,
+    written without spaces, as English)."""
+    menu = "".join(f"<li><a href='p{i}.html'>第{i}章 システム管理</a></li>" for i in range(12))
+    old = (
+        "<html><body><div class='header'>Debian リファレンス 2.109</div>"
+        f"<div class='navigation'><ul>{menu}</ul></div><div class='content'>{CONTENT}</div>"
+        "<div id='footer'>© 2023 著作権 青木 修</div></body></html>"
+    )
+    new = (
+        "<html><body><header class='site-header'><a href='/'>ホーム</a> 2.124</header>"
+        f"<div class='layout'><aside class='sidebar'><ul>{menu}</ul></aside><main>"
+        "<div class='breadcrumb'>Debian / 2.1.8</div>"
+        f"<article>{CONTENT}</article></main></div>"
+        "<div role='contentinfo'>© 2024 著作権 青木 修 · 最終更新日 2024-02-09</div>"
+        "</body></html>"
+    )
+    assert " ".join(html_text(old).split()) == " ".join(html_text(new).split())
+    assert "ファイル を開きます" in html_text(new)  # (a class that only contains "menu")
+    assert "システム管理" in html_text(new, main_content=False)
+
+
+def test_a_page_whose_wrapper_is_named_as_a_template_part_is_read_whole() -> None:
+    page = "<html><body><div class='menu'><p>Everything on this page.</p></div></body></html>"
+    assert "Everything on this page." in html_text(page)
     assert html_text(PAGE) != html_text(PAGE, main_content=False)  # an article page: its content
 
 

@@ -4,13 +4,16 @@ e-mail (a whole RFC 822 message) to its subject and its text parts. Everything d
 templates, headers and transfer encodings do not count as content. Pure.
 
 HTML goes through resiliparse (a C++ parser; `extract_plain_text`), which leaves out scripts,
-styles, comments and hidden elements; for an HTML document, `main_content` also drops what
-its heuristics take for navigation, headers and footers, which a site's template repeats on
-every page (docs/quality.md compares the two).
+styles, comments and hidden elements; with `main_content`, the elements that a site's template
+repeats on every page are left out too: by their tag or ARIA role (nav, aside, header,
+footer) and by the class or id names that themes give them (TEMPLATE_NAMES). Markup says
+that in any language; resiliparse's own main-content heuristics count words by spaces and,
+on scripts written without them, took a feedback box for a page's content (docs/quality.md
+compares the choices).
 
-Nesting is bounded: the work of the main-content heuristics grows with the depth of every
-element, and the e-mail parser recurses per level (and checks every line against the
-boundary of every level). A text nested deeper than real mail and pages ever are raises
+Nesting is bounded: the work of the selectors grows with the depth of every element, and
+the e-mail parser recurses per level (and checks every line against the boundary of every
+level). A text nested deeper than real mail and pages ever are raises
 TooDeep before that work is done.
 """
 
@@ -69,7 +72,17 @@ _MAIL_HEADERS = frozenset(
     }
 )
 _LOOK = 4096  # detection reads the start of a text only
-_MIN_MAIN_SHARE = 0.5
+# Class and id names (whole words) of a template's parts in common themes and documentation
+# generators (DocBook's navheader and navfooter, Bootstrap's navbar, WordPress's site-header).
+TEMPLATE_NAMES = (
+    "header", "footer", "nav", "navbar", "navigation", "menu", "sidebar", "breadcrumb",
+    "breadcrumbs", "navheader", "navfooter", "site-header", "site-footer", "site-nav",
+)  # fmt: skip
+_TEMPLATE = [
+    "nav", "aside", "header", "footer",
+    '[role="navigation"]', '[role="banner"]', '[role="contentinfo"]', '[role="complementary"]',
+    *(f'[{attribute}~="{name}"]' for attribute in ("class", "id") for name in TEMPLATE_NAMES),
+]  # fmt: skip
 
 
 def detect(text: str) -> Format:
@@ -124,20 +137,21 @@ def reader_text(
 
 def html_text(html: str, *, main_content: bool = True) -> str:
     """The visible text of an HTML document (or a fragment, or XML); with `main_content`,
-    without what looks like navigation, headers and footers, as long as that keeps at least
-    half of its words."""
+    without the elements of a site's template (navigation, headers, footers, sidebars), unless
+    nothing is left without them."""
     tree = HTMLTree.parse(html)
     # (a CSS selector: the parser's C code checks each element's ancestors, up to the limit)
     document = tree.document
     if document is not None and document.query_selector(_DEEPER_THAN_LIMIT) is not None:
         raise TooDeep(f"HTML elements nested more than {MAX_HTML_DEPTH} levels deep (the limit)")
-    visible: str = extract_plain_text(tree, alt_texts=False, list_bullets=False)
-    if not main_content:
-        return visible
-    main: str = extract_plain_text(tree, main_content=True, alt_texts=False, list_bullets=False)
-    # Where the heuristics keep less, they have most likely taken a block of the template for
-    # the content (a generated API page's member tables), and the whole page says more.
-    return main if len(main.split()) >= _MIN_MAIN_SHARE * len(visible.split()) else visible
+    if main_content:
+        content: str = extract_plain_text(
+            tree, alt_texts=False, list_bullets=False, skip_elements=_TEMPLATE
+        )
+        if not content.isspace() and content:
+            return content
+        # (a page whose wrapper is named as a template's part: its text says more than none)
+    return extract_plain_text(tree, alt_texts=False, list_bullets=False)
 
 
 def email_text(raw: str) -> str:
