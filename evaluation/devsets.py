@@ -367,7 +367,7 @@ def short_set(seed: int = 17) -> EvalSet:
 def every_set() -> list[EvalSet]:
     """Every development set, in the order the report lists them."""
     from evaluation.datasets import mixed_edits
-    from evaluation.rescraped import SITES, rescraped_set
+    from evaluation.rescraped import SITES, THEMES, rescraped_set
     from evaluation.short_lines import short_lines_set
 
     sets = [
@@ -384,6 +384,6 @@ def every_set() -> list[EvalSet]:
     sets += [
         reference_set(language) for language in corpora.REFERENCE_LANGUAGES if language != "en"
     ]
-    sets += [rescraped_set(site) for site in SITES]
+    sets += [rescraped_set(site, themes=themes) for themes in THEMES for site in SITES]
     sets += [short_set(), short_lines_set()]
     return sets

@@ -70,29 +70,31 @@ class Page:
     content: str  # the page's content as HTML, without the site's template
 
 
-def rescraped_set(site: str, seed: int = 19) -> EvalSet:
+def rescraped_set(site: str, seed: int = 19, themes: str = "classic") -> EvalSet:
     """200 pages of `site` crawled in the old template, then 120 of them again in the new one
     (a third of those with their content edited) mixed with 80 pages not crawled before (a
-    smaller site: 5/7 of its pages first, the rest new)."""
+    smaller site: 5/7 of its pages first, the rest new). `themes`: the two templates, a key
+    of THEMES."""
+    old_page, new_page = THEMES[themes]
     rng = random.Random(f"{seed}-{site}")
     chrome = CHROME[site]
     pages = [p for p in _pages(site) if len(units(visible_text(p.content))) >= 40]
     chosen = rng.sample(pages, min(len(pages), 280))
     first, new = chosen[: len(chosen) * 5 // 7], chosen[len(chosen) * 5 // 7 :]
     menu = [p.title for p in rng.sample(pages, 12)]  # the navigation, on every page
-    stream = [(f"{p.name}@1", _old(p, chrome, menu), p.content, "first crawl") for p in first]
+    stream = [(f"{p.name}@1", old_page(p, chrome, menu), p.content, "first crawl") for p in first]
     later = []
     for page in rng.sample(first, min(len(first), 120)):
         content, tag = page.content, "re-scraped"
         if rng.random() < 1 / 3:
             content, tag = _edited(content, chrome, rng), "re-scraped, edited"
-        later.append((f"{page.name}@2", _new(page, content, chrome, menu, rng), content, tag))
-    later += [(f"{p.name}@2", _new(p, p.content, chrome, menu, rng), p.content, "new page")
+        later.append((f"{page.name}@2", new_page(page, content, chrome, menu, rng), content, tag))
+    later += [(f"{p.name}@2", new_page(p, p.content, chrome, menu, rng), p.content, "new page")
               for p in new]  # fmt: skip
     rng.shuffle(later)
     stream += later
     return with_truth(
-        f"re-scraped {site}",
+        f"re-scraped {site}" + ("" if themes == "classic" else f", {themes}"),
         chrome.language,
         "re-scraped",
         [(item_id, html, tag) for item_id, html, _, tag in stream],
@@ -129,6 +131,68 @@ def _new(page: Page, content: str, chrome: Chrome, menu: list[str], rng: random.
         f"{chrome.updated} {day}</p></footer></body></html>"
     )
 
+
+def _sphinx(page: Page, chrome: Chrome, menu: list[str]) -> str:
+    """Sphinx's classic themes (alabaster): a related-links bar, the body, a sidebar with the
+    contents and a search box, a footer."""
+    links = "".join(f'<li class="toctree-l1"><a href="p{n}.html">{t}</a></li>'
+                    for n, t in enumerate(menu))  # fmt: skip
+    return (
+        f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{page.title} &#8212; '
+        f"{chrome.site} {chrome.old_version}</title></head><body>"
+        '<div class="related" role="navigation" aria-label="related navigation"><h3>'
+        f'Navigation</h3><ul><li class="right"><a href="genindex.html">index</a></li>'
+        f'<li class="nav-item nav-item-0"><a href="index.html">{chrome.site} '
+        f"{chrome.old_version}</a> &#187;</li></ul></div>"
+        '<div class="document"><div class="documentwrapper"><div class="bodywrapper">'
+        f'<div class="body" role="main"><h1>{page.title}</h1>{page.content}</div></div></div>'
+        '<div class="sphinxsidebar" role="navigation" aria-label="main navigation">'
+        f'<div class="sphinxsidebarwrapper"><h3>{chrome.contents}</h3><ul>{links}</ul>'
+        '<div id="searchbox" role="search"><h3>Quick search</h3><form class="search">'
+        '<input type="text" name="q"><input type="submit" value="Go"></form></div>'
+        "</div></div></div>"
+        f'<div class="footer">&#169; 2023 {chrome.rights}. Created using Sphinx 5.3.0.</div>'
+        "</body></html>"
+    )
+
+
+def _mkdocs(page: Page, content: str, chrome: Chrome, menu: list[str], rng: random.Random) -> str:
+    """MkDocs' Material theme: a header bar, a primary sidebar of the site's pages and a
+    secondary one of the page's headings, the article with its last update, a footer."""
+    links = "".join(f'<li class="md-nav__item"><a class="md-nav__link" href="/p{n}/">{t}</a>'
+                    "</li>" for n, t in enumerate(menu))  # fmt: skip
+    headings = "".join(
+        f'<li class="md-nav__item"><a class="md-nav__link" href="#h{n}">{visible_text(h)}</a></li>'
+        for n, h in enumerate(re.findall(r"<h[2-4][^>]*>(.*?)</h[2-4]>", content, re.DOTALL))
+    )
+    day = f"2024-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+    return (
+        f'<!DOCTYPE html><html lang="{chrome.language}"><head><meta charset="utf-8">'
+        f"<title>{page.title} - {chrome.site} {chrome.new_version}</title></head><body>"
+        '<header class="md-header" data-md-component="header"><nav class="md-header__inner '
+        f'md-grid" aria-label="Header"><a href="/" class="md-header__button md-logo">'
+        f'{chrome.site}</a><div class="md-header__title">{chrome.site} {chrome.new_version}'
+        "</div></nav></header>"
+        '<div class="md-container"><main class="md-main"><div class="md-main__inner md-grid">'
+        '<div class="md-sidebar md-sidebar--primary" data-md-component="sidebar">'
+        '<div class="md-sidebar__scrollwrap"><nav class="md-nav md-nav--primary" '
+        f'aria-label="Navigation"><label class="md-nav__title">{chrome.site}</label>'
+        f'<ul class="md-nav__list">{links}</ul></nav></div></div>'
+        '<div class="md-sidebar md-sidebar--secondary" data-md-component="sidebar">'
+        '<div class="md-sidebar__scrollwrap"><nav class="md-nav md-nav--secondary" '
+        f'aria-label="{chrome.contents}"><label class="md-nav__title">{chrome.contents}</label>'
+        f'<ul class="md-nav__list">{headings}</ul></nav></div></div>'
+        '<div class="md-content" data-md-component="content"><article class="md-content__'
+        f'inner md-typeset"><h1>{page.title}</h1>{content}<aside class="md-source-file">'
+        f"{chrome.updated}: {day}</aside></article></div></div></main>"
+        '<footer class="md-footer"><div class="md-footer-meta md-typeset"><div class="'
+        f'md-copyright">© 2024 {chrome.rights}. Made with Material for MkDocs</div></div>'
+        "</footer></div></body></html>"
+    )
+
+
+# The two templates of a site, before and after its redesign.
+THEMES = {"classic": (_old, _new), "sphinx to mkdocs": (_sphinx, _mkdocs)}
 
 _VERSION = re.compile(r"\b\d+\.\d+(\.\d+)?\b")
 _PARAGRAPH = re.compile(r"<p[ >].*?</p>", re.DOTALL)

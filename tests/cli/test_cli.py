@@ -1,4 +1,5 @@
 import asyncio
+import dataclasses
 import json
 import uuid
 from pathlib import Path
@@ -14,6 +15,7 @@ from tests.support.texts import PRODUCT_PAGE, PROMOTION, RECIPE
 from worker import wiring
 from worker.cli import main
 from worker.cli.stream import alert_line
+from worker.index.redis.status import Status
 from worker.model import Kind, Verdict
 from worker.settings import ENV
 
@@ -349,6 +351,8 @@ def test_status_reports_the_index(redis_url: str, tmp_path: Path) -> None:
     assert lines["buckets"].startswith("4 holding 4 entries (1.0 per bucket); largest 1")
     assert lines["bucket"] == "sizes   <=1: 4"
     assert lines["retention"].startswith("none")
+    assert lines["sized"].startswith("for      up to 1,048,576 articles")  # (the default size)
+    assert "WARNING" not in lines
     as_json = CliRunner().invoke(main, ["status", "--json"], env=env)
     assert as_json.exit_code == 0, as_json.output
     record = json.loads(as_json.output)
@@ -356,6 +360,16 @@ def test_status_reports_the_index(redis_url: str, tmp_path: Path) -> None:
     assert (record["records"], record["originals"], record["entries"]) == (3, 2, 4)
     assert record["layout"]["layout"] == "multi-index"
     assert record["retention_days"] is None
+    assert record["sized_for"] == 1_048_576
+
+
+def test_status_warns_of_a_namespace_grown_far_past_its_size() -> None:
+    made = Status({"exact_groups": "8"}, 0, 0, 0, 0, 0, 0, {}, 0)
+    assert made.sized_for == 32 << 8
+    assert not made.outgrown
+    grown = dataclasses.replace(made, exact_texts=2 * made.sized_for + 1)
+    assert grown.outgrown
+    assert Status({}, 0, 0, 0, 0, 0, 0, {}, 0).sized_for is None  # (no worker yet)
 
 
 def test_status_counts_the_postings_of_a_band_index(redis_url: str, tmp_path: Path) -> None:

@@ -96,6 +96,7 @@ def status(as_json: bool) -> None:
     if as_json:
         record = {"namespace": settings.namespace, **dataclasses.asdict(st)}
         record["entries_per_bucket"] = st.entries_per_bucket
+        record["sized_for"] = st.sized_for
         record["max_bucket_read"] = settings.max_bucket_read
         record["retention_days"] = settings.retention_days or None
         click.echo(json.dumps(record))
@@ -111,6 +112,18 @@ def status(as_json: bool) -> None:
         f"articles       {st.records:,} with a verdict; {st.originals:,} originals in "
         f"the buckets; {st.exact_texts:,} distinct texts"
     )
+    if st.sized_for is not None:
+        click.echo(
+            f"sized for      up to {st.sized_for:,} articles (DEDUP_EXPECTED_DOCS when the "
+            "namespace was made)"
+        )
+    if st.outgrown:
+        click.echo(
+            f"WARNING        {st.exact_texts:,} distinct texts: far more than the "
+            "namespace was made for, so its small hashes and group strings outgrow the form "
+            "Redis keeps compact (more memory and reads per article); rebuild it into a "
+            "namespace made with a larger DEDUP_EXPECTED_DOCS"
+        )
     click.echo(
         f"buckets        {st.buckets:,} holding {st.entries:,} entries "
         f"({st.entries_per_bucket:.1f} per bucket); largest {st.largest_bucket:,} "

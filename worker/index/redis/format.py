@@ -103,6 +103,12 @@ def group_bits(expected_docs: int, per_group: int = GROUP_POSTINGS) -> int:
     return min(max(bits, MIN_GROUP_BITS), MAX_GROUP_BITS)
 
 
+def sized_for(bits: int, per_group: int = GROUP_POSTINGS) -> int:
+    """The most articles an index whose groups have `bits` bits was made for (the upper end
+    of the sizes group_bits gives them)."""
+    return per_group << bits
+
+
 def key_bytes(key: bytes) -> bytes:
     """A band or line key as 4 bytes: itself, padded with zeros, or with its further bytes
     folded in."""

@@ -9,10 +9,11 @@ import redis.exceptions
 
 from worker.errors import IndexStoreError
 from worker.index.redis.client import Client
-from worker.index.redis.format import ENTRY_BYTES, posting_bytes
+from worker.index.redis.format import ENTRY_BYTES, EXACT_PER_HASH, posting_bytes, sized_for
 from worker.index.redis.keys import NamespaceKeys
 
 SCAN_COUNT = 1000
+OUTGROWN = 2
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,19 @@ class Status:
     @property
     def entries_per_bucket(self) -> float:
         return self.entries / self.buckets if self.buckets else 0.0
+
+    @property
+    def sized_for(self) -> int | None:
+        """The most articles the namespace was made for (DEDUP_EXPECTED_DOCS then), from the
+        bits that name its exact hashes; None before the first worker started."""
+        bits = self.layout.get("exact_groups")
+        return sized_for(int(bits), EXACT_PER_HASH) if bits else None
+
+    @property
+    def outgrown(self) -> bool:
+        """Whether it holds over OUTGROWN times that: its small hashes (and a band index's
+        group strings) are then past the sizes Redis keeps compact, or near them."""
+        return self.sized_for is not None and self.exact_texts > OUTGROWN * self.sized_for
 
 
 async def read_status(client: Client, namespace: str) -> Status:
