@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from evaluation.datasets import Item
 from evaluation.truth import SHINGLE, units
 from worker import wiring
+from worker.index.memory import MemoryIndex
 from worker.model import Accepted, Rejection
 from worker.settings import Settings
 from worker.text.normalize import normalize
@@ -42,10 +43,18 @@ class DedupWorkerDetector:
         changed = ", ".join(f"{k}={v}" for k, v in sorted(self.settings.items()))
         return f"dedup-worker ({changed or 'defaults'})"
 
-    def run(self, items: Sequence[Item], language: str) -> list[str | None]:
+    def worker_settings(self) -> Settings:
         # (large items, e.g. a long manual page, are evaluated too, not dead-lettered)
-        settings = Settings(**{"max_message_bytes": 1 << 26, **self.settings})
-        pipeline = wiring.pipeline(settings, wiring.memory_index(settings, clock_ms=lambda: 0))
+        return Settings(**{"max_message_bytes": 1 << 26, **self.settings})
+
+    def run(
+        self, items: Sequence[Item], language: str, index: MemoryIndex | None = None
+    ) -> list[str | None]:
+        """The verdicts, in a new index (or in `index`, as it holds)."""
+        settings = self.worker_settings()
+        pipeline = wiring.pipeline(
+            settings, index or wiring.memory_index(settings, clock_ms=lambda: 0)
+        )
         messages = [json.dumps({"id": i.id, "text": i.text}).encode() for i in items]
         out: list[str | None] = []
         with asyncio.Runner() as runner:

@@ -1,0 +1,189 @@
+"""Quality at scale: development sets decided after N background documents of their kind
+are already in the index, beside the same sets decided in an empty one.
+
+    python -m evaluation.background --docs 1000000 [--setting layout=bands:16x4]
+
+The background documents are made as benchmarks/bench_growth.py makes them, from other
+texts of the same kind: English news recombined from the News Articles corpus's sentences,
+Chinese news from People's Daily's, documentation recombined from the English manual pages'
+blocks of lines, short lines from the manual pages' and the news articles' lines (not the
+short lines set's) with up to three words replaced.
+They are fingerprinted once and indexed (the embedded index, which decides as the shared
+one does: evaluation/parity.py) before each set. A verdict that points at a background
+document counts as right when the item really repeats it (the set's own truth: the Jaccard
+similarity of their shingles, or the short lines' edit distance), else as wrong.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import random
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import click
+
+from evaluation import corpora
+from evaluation.__main__ import parse_settings
+from evaluation.datasets import EvalSet, Item
+from evaluation.devsets import every_set
+from evaluation.methods import DedupWorkerDetector
+from evaluation.metrics import score
+from evaluation.short_lines import line_truth, source_lines
+from evaluation.truth import DUPLICATE, shingle_set
+from worker import wiring
+from worker.model import Probe
+from worker.settings import Settings
+
+# Each set checked, and the kind of its background.
+BACKGROUNDS = {
+    "news-en": "news-en",
+    "news-zh": "news-zh",
+    "html postgresql": "manuals",
+    "html git": "manuals",
+    "legal": "manuals",
+    "re-scraped postgresql": "manuals",
+    "re-scraped git": "manuals",
+    "short": "lines",
+    "short lines": "lines",
+}
+PREFIX = "background-"
+
+
+def documents(kind: str, rng: random.Random) -> Iterator[str]:
+    """An endless supply of background documents of `kind`."""
+    if kind in ("news-en", "news-zh"):
+        texts = (
+            [a.text for a in corpora.news_articles()]
+            if kind == "news-en"
+            else list(corpora.peoples_daily())
+        )
+        stop = ". " if kind == "news-en" else "。"
+        sentences = [s for t in texts for s in t.split(stop) if len(s) > 20]
+        while True:
+            yield stop.join(rng.sample(sentences, rng.randint(8, 30)))
+    if kind == "lines":
+        lines = other_lines()
+        words = sorted({w for line in lines for w in line.split() if w.isalpha()})
+        while True:
+            line = rng.choice(lines).split()
+            for at in rng.sample(range(len(line)), min(rng.randint(0, 3), len(line))):
+                line[at] = rng.choice(words)
+            yield " ".join(line)
+    pages = []
+    for _, text in corpora.english_man_pages():
+        rows = [r.strip() for r in text.splitlines() if r.strip()]
+        blocks = [" ".join(rows[i : i + 4]) for i in range(0, len(rows), 4)]
+        if len(blocks) >= 8:
+            pages.append(blocks)
+    while True:
+        page = rng.choice(pages)
+        start = rng.randrange(len(page))
+        own = page[start : start + rng.randint(10, 60)]
+        others = [rng.choice(rng.choice(pages)) for _ in range(rng.randint(2, 10))]
+        yield "\n".join(own + others)
+
+
+def other_lines() -> list[str]:
+    """Lines of 5-20 words that are not the short lines set's: the English manual pages'
+    lines of text (not their one-line descriptions) and the news articles' sentences."""
+    taken = set(source_lines())
+    found = [row.strip() for _, text in corpora.english_man_pages() for row in text.splitlines()]
+    found += [s.strip() for a in corpora.news_articles() for s in a.text.split(". ")]
+    return sorted({line for line in found if 5 <= len(line.split()) <= 20} - taken)
+
+
+def background(kind: str, count: int, settings: Settings, seed: int) -> tuple[list[Probe], Any]:
+    """`count` documents of `kind`, fingerprinted; and a function from an id to its text."""
+    supply = documents(kind, random.Random(f"{seed}-{kind}"))
+    fingerprinter = wiring.fingerprinter(settings)
+    texts: list[str] = []
+    probes: list[Probe] = []
+    while len(texts) < count:
+        batch = [next(supply) for _ in range(min(1000, count - len(texts)))]
+        for n, f in enumerate(fingerprinter.many(batch), start=len(texts)):
+            probes.append(Probe(f"{PREFIX}{n}", f.content_hash, f.search, f.sketch, line=f.line))
+        texts += batch
+    return probes, lambda item_id: texts[int(item_id.removeprefix(PREFIX))]
+
+
+def decided_after(
+    dev: EvalSet, probes: Sequence[Probe], settings: dict[str, Any]
+) -> list[str | None]:
+    """The set's verdicts (what each item duplicates) in an index that holds `probes`."""
+    detector = DedupWorkerDetector(settings)
+    index = wiring.memory_index(detector.worker_settings(), clock_ms=lambda: 0)
+    with asyncio.Runner() as runner:
+        for start in range(0, len(probes), 1000):
+            runner.run(index.check_and_insert(probes[start : start + 1000]))
+    return detector.run(dev.items, dev.language, index)
+
+
+def judged(
+    dev: EvalSet, predicted: Sequence[str | None], text_of: Callable[[str], str]
+) -> tuple[list[Item], int, int]:
+    """The set's items with the background documents they really repeat added to their
+    truth, and how many verdicts pointed at one: rightly, wrongly."""
+    lines = dev.kind == "short lines"
+    items, right, wrong = [], 0, 0
+    for item, guess in zip(dev.items, predicted, strict=True):
+        if guess is None or not guess.startswith(PREFIX) or item.truth is None:
+            items.append(item)
+            continue
+        other = text_of(guess)
+        if lines:
+            repeats = 0 in (line_truth([other, item.text])[1] or ())
+        else:
+            a, b = shingle_set(item.text), shingle_set(other)
+            repeats = len(a & b) >= DUPLICATE * len(a | b) > 0
+        right, wrong = right + repeats, wrong + (not repeats)
+        truth = item.truth | {guess} if repeats else item.truth
+        items.append(dataclasses.replace(item, truth=truth))
+    return items, right, wrong
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--docs", type=int, default=1_000_000, show_default=True)
+@click.option(
+    "--setting", "settings_given", multiple=True, help="NAME=VALUE, e.g. layout=bands:16x4"
+)
+@click.option("--only", multiple=True, help="Only the sets whose names start with this.")
+@click.option("--seed", type=int, default=7)
+def main(docs: int, settings_given: tuple[str, ...], only: tuple[str, ...], seed: int) -> None:
+    settings = parse_settings(settings_given)
+    chosen = [
+        s
+        for s in every_set()
+        if s.name in BACKGROUNDS and (not only or any(s.name.startswith(o) for o in only))
+    ]
+    print(f"each set decided alone, then after {docs:,} background documents of its kind")
+    print(
+        "| set | background | F1 alone | F1 after | difference "
+        "| alerts at the background: right / wrong | seconds |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    made: dict[str, tuple[list[Probe], Any]] = {}
+    worker = DedupWorkerDetector(settings).worker_settings()
+    for dev in chosen:
+        started = time.perf_counter()
+        kind = BACKGROUNDS[dev.name]
+        if kind not in made:
+            made.clear()  # (one background held at a time)
+            made[kind] = background(kind, docs, worker, seed)
+        probes, text_of = made[kind]
+        alone = score(dev.items, DedupWorkerDetector(settings).run(dev.items, dev.language))
+        predicted = decided_after(dev, probes, settings)
+        items, right, wrong = judged(dev, predicted, text_of)
+        after = score(items, predicted)
+        print(
+            f"| {dev.name} | {kind} | {alone.overall.f1:.3f} | {after.overall.f1:.3f} | "
+            f"{after.overall.f1 - alone.overall.f1:+.3f} | {right} / {wrong} | "
+            f"{time.perf_counter() - started:.0f} |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
