@@ -51,6 +51,16 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
     loop.close()
 
 
+@pytest.fixture
+def opened(loop: asyncio.AbstractEventLoop) -> Iterator[list[Transactions]]:
+    """Transactions a test opens: closed after it, whether it passed or not (their producers
+    hold transactional ids the next test's would be fenced by)."""
+    made: list[Transactions] = []
+    yield made
+    for txns in made:
+        loop.run_until_complete(txns.close())
+
+
 def committed_ids(tenant: Tenant, count: int) -> list[str]:
     out = collect_until(
         tenant.kafka,
@@ -89,15 +99,17 @@ def group_offset(
 
 
 def test_a_new_owner_fences_the_old_and_skips_what_it_committed(
-    tenant: Tenant, loop: asyncio.AbstractEventLoop
+    tenant: Tenant, loop: asyncio.AbstractEventLoop, opened: list[Transactions]
 ) -> None:
     old = Transactions(tenant.settings, Assignment())
+    opened.append(old)
     published = loop.run_until_complete(old.publish(1, items(0, range(0, 10))))
     assert offsets_of(published) == list(range(10))
     assert group_offset(tenant, 0, loop, 10) == 10
 
     # The next owner reads from an offset fetched before the old owner's commit: 5..14.
     new = Transactions(tenant.settings, Assignment())
+    opened.append(new)
     published = loop.run_until_complete(new.publish(1, items(0, range(5, 15))))
     assert offsets_of(published) == list(range(10, 15))
 
@@ -112,10 +124,11 @@ def test_a_new_owner_fences_the_old_and_skips_what_it_committed(
 
 
 def test_records_from_before_a_rebalance_or_during_a_revocation_are_dropped(
-    tenant: Tenant, loop: asyncio.AbstractEventLoop
+    tenant: Tenant, loop: asyncio.AbstractEventLoop, opened: list[Transactions]
 ) -> None:
     assignment = Assignment()
     txns = Transactions(tenant.settings, assignment)
+    opened.append(txns)
     assert offsets_of(loop.run_until_complete(txns.publish(1, items(1, range(0, 3))))) == [0, 1, 2]
 
     loop.run_until_complete(txns.revoke())  # assignment 1's partitions are being taken away
