@@ -29,7 +29,7 @@ def test_a_verdict_at_the_background_is_right_only_where_the_item_repeats_it() -
     )
     items, right, wrong = judged(dev, [f"{PREFIX}0", f"{PREFIX}1"], texts.__getitem__)
     assert (right, wrong) == (1, 1)
-    assert items[0].truth == {f"{PREFIX}0"}  # (the item repeats it: its truth takes it in)
+    assert items[0].truth == frozenset({f"{PREFIX}0"})  # (it repeats it: its truth takes it in)
     assert items[1].truth == frozenset()
 
 
