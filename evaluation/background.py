@@ -10,8 +10,10 @@ blocks of lines, short lines from the manual pages' and the news articles' lines
 short lines set's) with up to three words replaced.
 They are fingerprinted once and indexed (the embedded index, which decides as the shared
 one does: evaluation/parity.py) before each set. A verdict that points at a background
-document counts as right when the item really repeats it (the set's own truth: the Jaccard
-similarity of their shingles, or the short lines' edit distance), else as wrong.
+document counts as the set's own truth would count it were that document in the set (the
+Jaccard similarity of their shingles, or the short lines' edit distance): right when the
+item repeats it, not scored when the item differed from every earlier one of the set but
+shares some of it, else wrong.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import asyncio
 import dataclasses
 import random
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -32,7 +35,7 @@ from evaluation.devsets import every_set
 from evaluation.methods import DedupWorkerDetector
 from evaluation.metrics import score
 from evaluation.short_lines import line_truth, source_lines
-from evaluation.truth import DUPLICATE, shingle_set
+from evaluation.truth import DIFFERENT, DUPLICATE, shingle_set
 from worker import wiring
 from worker.model import Probe
 from worker.settings import Settings
@@ -123,25 +126,35 @@ def decided_after(
 
 def judged(
     dev: EvalSet, predicted: Sequence[str | None], text_of: Callable[[str], str]
-) -> tuple[list[Item], int, int]:
-    """The set's items with the background documents they really repeat added to their
-    truth, and how many verdicts pointed at one: rightly, wrongly."""
+) -> tuple[list[Item], Counter[str]]:
+    """The set's items, their truth as if the background documents their verdicts point at
+    were in the set (evaluation/truth.py: a near-duplicate is right; an item that differed
+    from every earlier one but shares some of such a document is not scored), and how the
+    verdicts that point at one count: "right", "wrong", "not scored"."""
     lines = dev.kind == "short lines"
-    items, right, wrong = [], 0, 0
+    items, counts = [], Counter[str]()
     for item, guess in zip(dev.items, predicted, strict=True):
         if guess is None or not guess.startswith(PREFIX) or item.truth is None:
             items.append(item)
             continue
         other = text_of(guess)
         if lines:
-            repeats = 0 in (line_truth([other, item.text])[1] or ())
+            pair = line_truth([other, item.text])[1]
+            repeats, differs = pair is not None and 0 in pair, pair == frozenset()
         else:
             a, b = shingle_set(item.text), shingle_set(other)
-            repeats = len(a & b) >= DUPLICATE * len(a | b) > 0
-        right, wrong = right + repeats, wrong + (not repeats)
-        truth = item.truth | {guess} if repeats else item.truth
+            shared = len(a & b) / max(len(a | b), 1)
+            repeats, differs = shared >= DUPLICATE, shared < DIFFERENT
+        truth: frozenset[str] | None = item.truth
+        if repeats:
+            truth, outcome = item.truth | {guess}, "right"
+        elif not differs and not item.truth:
+            truth, outcome = None, "not scored"
+        else:
+            outcome = "wrong"
+        counts[outcome] += 1
         items.append(dataclasses.replace(item, truth=truth))
-    return items, right, wrong
+    return items, counts
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -161,7 +174,7 @@ def main(docs: int, settings_given: tuple[str, ...], only: tuple[str, ...], seed
     print(f"each set decided alone, then after {docs:,} background documents of its kind")
     print(
         "| set | background | F1 alone | F1 after | difference "
-        "| alerts at the background: right / wrong | seconds |"
+        "| verdicts naming a background document: right / wrong / not scored | seconds |"
     )
     print("|---|---|---|---|---|---|---|")
     made: dict[str, tuple[list[Probe], Any]] = {}
@@ -175,12 +188,12 @@ def main(docs: int, settings_given: tuple[str, ...], only: tuple[str, ...], seed
         probes, text_of = made[kind]
         alone = score(dev.items, DedupWorkerDetector(settings).run(dev.items, dev.language))
         predicted = decided_after(dev, probes, settings)
-        items, right, wrong = judged(dev, predicted, text_of)
+        items, counts = judged(dev, predicted, text_of)
         after = score(items, predicted)
         print(
             f"| {dev.name} | {kind} | {alone.overall.f1:.3f} | {after.overall.f1:.3f} | "
-            f"{after.overall.f1 - alone.overall.f1:+.3f} | {right} / {wrong} | "
-            f"{time.perf_counter() - started:.0f} |",
+            f"{after.overall.f1 - alone.overall.f1:+.3f} | {counts['right']} / "
+            f"{counts['wrong']} / {counts['not scored']} | {time.perf_counter() - started:.0f} |",
             flush=True,
         )
 

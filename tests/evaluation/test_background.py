@@ -19,18 +19,29 @@ STORY = (
 )
 
 
-def test_a_verdict_at_the_background_is_right_only_where_the_item_repeats_it() -> None:
-    texts = {f"{PREFIX}0": STORY + " Buses ran on time.", f"{PREFIX}1": "Unrelated words " * 20}
+def test_a_verdict_at_the_background_counts_as_the_sets_truth_would() -> None:
+    half = " ".join(STORY.split()[:20]) + " and then " + "other words " * 12
+    texts = {
+        f"{PREFIX}0": STORY + " Buses ran on time.",
+        f"{PREFIX}1": "Unrelated words " * 20,
+        f"{PREFIX}2": half,
+    }
     dev = EvalSet(
         "t",
         "en",
         "news",
-        [Item("a", STORY, frozenset(), "original"), Item("b", STORY + "!", frozenset(), "x")],
+        [
+            Item("a", STORY, frozenset(), "original"),
+            Item("b", STORY + "!", frozenset(), "x"),
+            Item("c", STORY + "?", frozenset(), "x"),
+        ],
     )
-    items, right, wrong = judged(dev, [f"{PREFIX}0", f"{PREFIX}1"], texts.__getitem__)
-    assert (right, wrong) == (1, 1)
+    guesses = [f"{PREFIX}0", f"{PREFIX}1", f"{PREFIX}2"]
+    items, counts = judged(dev, guesses, texts.__getitem__)
+    assert counts == {"right": 1, "wrong": 1, "not scored": 1}
     assert items[0].truth == frozenset({f"{PREFIX}0"})  # (it repeats it: its truth takes it in)
     assert items[1].truth == frozenset()
+    assert items[2].truth is None  # (shares 0.3-0.8 with what it was called a copy of)
 
 
 def test_background_documents_are_other_texts_of_the_kind() -> None:
