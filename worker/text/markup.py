@@ -148,7 +148,7 @@ def html_text(html: str, *, main_content: bool = True) -> str:
         content: str = extract_plain_text(
             tree, alt_texts=False, list_bullets=False, skip_elements=_TEMPLATE
         )
-        if not content.isspace() and content:
+        if content.strip():
             return content
         # (a page whose wrapper is named as a template's part: its text says more than none)
     return extract_plain_text(tree, alt_texts=False, list_bullets=False)
@@ -156,8 +156,8 @@ def html_text(html: str, *, main_content: bool = True) -> str:
 
 def email_text(raw: str) -> str:
     """An e-mail's subject and the text of its parts (a text/plain part where it has both;
-    HTML parts as all their visible text: a mail's layout tables hold its content, which the
-    main-content heuristics would drop), headers and attachments left out."""
+    HTML parts as all their visible text: a newsletter's header and footer are part of what it
+    says), headers and attachments left out."""
     message = email.message_from_string(raw, policy=_BOUNDED)
     assert isinstance(message, EmailMessage)
     parts = []
