@@ -536,7 +536,19 @@ def main() -> None:
         help="the share of a core each worker is held to in the second scale-out (two such "
         "workers, Redis and Kafka fit in two cores)",
     )
+    parser.add_argument(
+        "--layouts",
+        default="",
+        help="comma-separated DEDUP_LAYOUT values: a worker with each joins the throughput "
+        "rounds and the latency runs, beside the worker with the default layout",
+    )
+    parser.add_argument(
+        "--sections",
+        default="throughput,latency,scale-out",
+        help="which parts to run (comma-separated; the throughput rounds always run)",
+    )
     args = parser.parse_args()
+    sections = set(args.sections.split(","))
 
     articles = make_articles(args.articles)
     # This process publishes at a steady rate and times each send: its own full garbage
@@ -574,6 +586,8 @@ def main() -> None:
         "worker": (WORKER, None),
         "exactly-once": (WORKER, EXACTLY_ONCE),
     }
+    for spec in filter(None, args.layouts.split(",")):
+        kinds[f"worker {spec}"] = (WORKER, {"DEDUP_LAYOUT": spec})
     runs: dict[str, list[float]] = {name: [] for name in kinds}
     for _ in range(args.pairs):
         for name, (command, env) in kinds.items():
@@ -587,6 +601,11 @@ def main() -> None:
             f"worker / bare client = {last['worker'] / last['bare client']:.0%}, "
             f"passthrough / bare client = {last['passthrough'] / last['bare client']:.0%}, "
             f"exactly-once / worker = {last['exactly-once'] / last['worker']:.0%}"
+            + "".join(
+                f", {name} / worker = {last[name] / last['worker']:.0%}"
+                for name in kinds
+                if name.startswith("worker ")
+            )
         )
     ratios = [w / p for w, p in zip(runs["worker"], runs["passthrough"], strict=True)]
     costs = [e / w for e, w in zip(runs["exactly-once"], runs["worker"], strict=True)]
@@ -599,8 +618,15 @@ def main() -> None:
         "worker"
     )
 
+    for name in kinds:
+        if name.startswith("worker "):
+            ratio = statistics.median(
+                a / w for a, w in zip(runs[name], runs["worker"], strict=True)
+            )
+            print(f"throughput  {name}: {rates[name]:,.0f}/s, {ratio:.0%} of the worker")
+
     for name, (command, env) in kinds.items():
-        if name == "bare client":
+        if name == "bare client" or "latency" not in sections:
             continue
         rate = rates[name] / 2
         count = max(100, int(rate * (args.latency_seconds + WARM_UP_S)))
@@ -612,11 +638,12 @@ def main() -> None:
             f"{WARM_UP_S:.0f} s of warm-up: {measured.describe()}"
         )
 
-    scale_out(new, articles, args.scale_rounds, args.timeout)
-    if available():
-        scale_out(new, articles, args.scale_rounds, args.timeout, args.worker_cpu)
-    else:
-        print("scale-out   held to a share of a core: skipped (no writable CPU control group)")
+    if "scale-out" in sections:
+        scale_out(new, articles, args.scale_rounds, args.timeout)
+        if available():
+            scale_out(new, articles, args.scale_rounds, args.timeout, args.worker_cpu)
+        else:
+            print("scale-out   held to a share of a core: skipped (no writable CPU control group)")
     print(
         f"machine     after: {machine_state(articles)} (a busy or slow machine: every figure lower)"
     )
