@@ -80,7 +80,7 @@ async def test_what_the_scripts_write_reads_back_through_format(
         None,
         original.sketch,
         "",
-        "original",
+        "",  # a unique article's cluster starts at itself
     )
     second = format.parse_record(await redis_client.hget(keys.docs, "copy"))
     assert second == format.Record(

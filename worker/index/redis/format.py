@@ -72,7 +72,8 @@ class Field:
 
 
 # A record: the content hash, the article's own fingerprint and sketch, its verdict, and
-# where it is; then the ids of its match and of its cluster's first article.
+# where it is; then the ids of its match and of its cluster's first article (empty for a
+# unique or related article, whose cluster starts at itself).
 RECORD = {
     "content_hash": Field(0, 16),
     "fingerprint": Field(16, 8),  # zeros without one (see FLAG_FINGERPRINT)

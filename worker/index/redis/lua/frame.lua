@@ -271,9 +271,11 @@ local function decide(place, a, steps)
     seq = steps.insert(art, place, kind == 'near' and best or nil)
   end
   local has_fp = art.fp ~= ''
+  -- (a unique or related article's cluster starts at itself: its record leaves it out)
+  local first = (kind == 'exact' or kind == 'near') and original or ''
   local decided = make_record(art.content, has_fp and art.fp or nil, kind, dist, bins, dup_fp,
                               seen_at, seq, now_s, art.position, has_fp and art.sketch or nil,
-                              dup_id, original)
+                              dup_id, first)
   if stale then return reply_from(decided, 1, art.candidates, art.hot, 0), next_article end
   pending.doc[art.id] = decided
   if renewing and (kind == 'near' or kind == 'exact') then renew(dup_id, steps.reindex) end
