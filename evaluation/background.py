@@ -6,8 +6,10 @@ are already in the index, beside the same sets decided in an empty one.
 The background documents are made as benchmarks/bench_growth.py makes them, from other
 texts of the same kind: English news recombined from the News Articles corpus's sentences,
 Chinese news from People's Daily's, documentation recombined from the English manual pages'
-blocks of lines, short lines from the manual pages' and the news articles' lines (not the
-short lines set's) with up to three words replaced.
+blocks of lines, e-mail messages of those English sentences (a third of them replies quoting
+an earlier one, a quarter HTML; read as the worker reads e-mail), short lines from the manual
+pages' and the news articles' lines (not the short lines set's) with up to three words
+replaced.
 They are fingerprinted once and indexed (the embedded index, which decides as the shared
 one does: evaluation/parity.py) before each set. A verdict that points at a background
 document counts as the set's own truth would count it were that document in the set (the
@@ -24,11 +26,13 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime, timedelta
+from html import escape
 from typing import Any
 
 import click
 
-from evaluation import corpora
+from evaluation import corpora, mail
 from evaluation.__main__ import parse_settings
 from evaluation.datasets import EvalSet, Item
 from evaluation.devsets import every_set
@@ -39,6 +43,7 @@ from evaluation.truth import DIFFERENT, DUPLICATE, shingle_set
 from worker import wiring
 from worker.model import Probe
 from worker.settings import Settings
+from worker.text.markup import reader_text
 
 # Each set checked, and the kind of its background.
 BACKGROUNDS = {
@@ -46,9 +51,14 @@ BACKGROUNDS = {
     "news-zh": "news-zh",
     "html postgresql": "manuals",
     "html git": "manuals",
+    "text then html": "manuals",
     "legal": "manuals",
     "re-scraped postgresql": "manuals",
     "re-scraped git": "manuals",
+    "re-scraped postgresql, sphinx to mkdocs": "manuals",
+    "re-scraped git, sphinx to mkdocs": "manuals",
+    "mail": "mail",
+    "newsletters": "mail",
     "short": "lines",
     "short lines": "lines",
 }
@@ -57,6 +67,8 @@ PREFIX = "background-"
 
 def documents(kind: str, rng: random.Random) -> Iterator[str]:
     """An endless supply of background documents of `kind`."""
+    if kind == "mail":
+        yield from messages(rng)
     if kind in ("news-en", "news-zh"):
         texts = (
             [a.text for a in corpora.news_articles()]
@@ -89,6 +101,33 @@ def documents(kind: str, rng: random.Random) -> Iterator[str]:
         yield "\n".join(own + others)
 
 
+def messages(rng: random.Random) -> Iterator[str]:
+    """Whole e-mail messages (evaluation/mail.py's) of English news sentences recombined:
+    plain, or HTML in a mail program's template; a third reply to an earlier message, quoting
+    it."""
+    sentences = [s for a in corpora.news_articles() for s in a.text.split(". ") if len(s) > 20]
+    earlier: list[str] = []
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    while True:
+        sender, to = mail.people(rng, 2)
+        when = start + timedelta(seconds=rng.randrange(10**8))
+        body = ". ".join(rng.sample(sentences, rng.randint(4, 15)))
+        subject = " ".join(body.split()[:6])
+        text = body
+        if earlier and rng.random() < 1 / 3:
+            subject, text = (
+                f"Re: {subject}",
+                f"{body}\n\n{mail.quoted(rng.choice(earlier), to, when)}",
+            )
+        text += "\n\n" + mail.signature(sender)
+        html = None
+        if rng.random() < 1 / 4:
+            paragraphs = "".join(f"<p>{escape(p)}</p>" for p in mail.paragraphs(text))
+            html = rng.choice(list(mail.TEMPLATES.values())).format(body=paragraphs)
+        earlier = [*earlier[-99:], body]
+        yield mail.message(sender, to, subject, when, text, html=html)
+
+
 def other_lines() -> list[str]:
     """Lines of 5-20 words that are not the short lines set's: the English manual pages'
     lines of text (not their one-line descriptions) and the news articles' sentences."""
@@ -106,7 +145,8 @@ def background(kind: str, count: int, settings: Settings, seed: int) -> tuple[li
     probes: list[Probe] = []
     while len(texts) < count:
         batch = [next(supply) for _ in range(min(1000, count - len(texts)))]
-        for n, f in enumerate(fingerprinter.many(batch), start=len(texts)):
+        read = [reader_text(t)[0] for t in batch] if kind == "mail" else batch
+        for n, f in enumerate(fingerprinter.many(read), start=len(texts)):
             probes.append(Probe(f"{PREFIX}{n}", f.content_hash, f.search, f.sketch, line=f.line))
         texts += batch
     return probes, lambda item_id: texts[int(item_id.removeprefix(PREFIX))]

@@ -11,6 +11,9 @@ from evaluation.background import PREFIX, background, decided_after, documents, 
 from evaluation.datasets import EvalSet, Item
 from evaluation.methods import DedupWorkerDetector
 from evaluation.short_lines import source_lines
+from worker import wiring
+from worker.model import Format
+from worker.text.markup import reader_text
 
 STORY = (
     "The harbour bridge reopened on Monday after six months of repairs, the city said, and "
@@ -60,3 +63,16 @@ def test_a_set_decided_after_its_background_sees_it() -> None:
     copy = Item("copy", text_of(probes[7].id), frozenset(), "copy")
     dev = EvalSet("copies", "en", "news", [copy])
     assert decided_after(dev, probes, {}) == [probes[7].id]
+
+
+def test_mail_backgrounds_are_messages_read_as_the_worker_reads_them() -> None:
+    raw = list(islice(documents("mail", random.Random(2)), 60))
+    assert all(reader_text(m)[1] is Format.EMAIL for m in raw)
+    assert any("Subject: Re: " in m for m in raw)  # (replies quote an earlier message)
+    settings = DedupWorkerDetector({}).worker_settings()
+    probes, text_of = background("mail", 20, settings, seed=4)
+    message = text_of(probes[5].id)
+    (read,) = wiring.fingerprinter(settings).many([reader_text(message)[0]])
+    assert probes[5].content_hash == read.content_hash  # (its text, not its headers)
+    dev = EvalSet("mail copies", "en", "mail", [Item("again", message, frozenset(), "copy")])
+    assert decided_after(dev, probes, {}) == [probes[5].id]
