@@ -191,6 +191,9 @@ def consumer(
         group_id=None,
         enable_auto_commit=False,
         auto_offset_reset="earliest" if from_beginning else "latest",
+        # (an exactly-once worker's aborted outputs are decided again: only the committed
+        # ones are its verdicts)
+        isolation_level="read_committed",
     )
     return started(client, settings)
 
