@@ -18,7 +18,7 @@ from tests.support.services import PrivateServices
 from worker.cli.common import retry_startup
 from worker.errors import IndexStoreError, IndexUnavailable
 from worker.index.redis import RedisIndex
-from worker.index.redis.client import connect, translate
+from worker.index.redis.client import RedisFailure, connect, translate
 from worker.model import Kind
 from worker.pipeline.in_turn import REFUSED_TRIES
 from worker.stream import loop
@@ -49,9 +49,11 @@ BUSY = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SH
         redis.exceptions.ResponseError("CLUSTERDOWN Hash slot not served"),
         redis.exceptions.ClusterError("TTL exhausted."),
         redis.exceptions.ResponseError("NOREPLICAS Not enough good replicas to write."),
+        # (a cluster client's own, not a RedisError: no node serves the slot, as in a failover)
+        redis.exceptions.SlotNotCoveredError("Command # 1 (EVALSHA) requires a slot not covered"),
     ],
 )
-def test_replies_that_pass_are_waited_out(error: redis.exceptions.RedisError) -> None:
+def test_replies_that_pass_are_waited_out(error: RedisFailure) -> None:
     assert isinstance(translate(error), IndexUnavailable)
 
 
@@ -63,9 +65,10 @@ def test_replies_that_pass_are_waited_out(error: redis.exceptions.RedisError) ->
         redis.exceptions.OutOfMemoryError("command not allowed when used memory > 'maxmemory'."),
         redis.exceptions.ResponseError("ERR user_script:1: Script attempted to access a key"),
         redis.exceptions.AuthenticationError("invalid username-password pair"),
+        redis.exceptions.RedisClusterException("Cluster mode is not enabled on this node"),
     ],
 )
-def test_other_replies_are_refusals(error: redis.exceptions.RedisError) -> None:
+def test_other_replies_are_refusals(error: RedisFailure) -> None:
     translated = translate(error)
     assert type(translated) is IndexStoreError
 

@@ -10,10 +10,8 @@ import time
 from collections.abc import Awaitable, Sequence
 from typing import Any
 
-import redis.exceptions
-
 from worker.index.redis.check_and_insert import CallRecord
-from worker.index.redis.client import translate
+from worker.index.redis.client import ERRORS, translate
 from worker.index.redis.nearest import BucketRead
 from worker.index.redis.ordered import OrderedConnection
 from worker.model import Kind, Verdict
@@ -50,7 +48,7 @@ class Ahead:
         batch is in flight until then)."""
         try:
             replies = await self.ordered.send(commands)
-        except redis.exceptions.RedisError as exc:
+        except ERRORS as exc:
             raise translate(exc) from exc
         self._in_flight.append(records)
         return self._replies(replies, records)
@@ -58,7 +56,7 @@ class Ahead:
     async def _replies(self, replies: Awaitable[list[Any]], records: list[CallRecord]) -> list[Any]:
         try:
             return await replies
-        except redis.exceptions.RedisError as exc:
+        except ERRORS as exc:
             raise translate(exc) from exc
         finally:
             self._in_flight.remove(records)

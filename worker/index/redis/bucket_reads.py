@@ -9,12 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import redis.exceptions
-
 from worker.index.base import Rule
 from worker.index.redis.addresses import BucketAddresses
 from worker.index.redis.bucket_cache import BucketCache
-from worker.index.redis.client import Client, Encoded, translate
+from worker.index.redis.client import ERRORS, Client, Encoded, translate
 from worker.index.redis.keys import NamespaceKeys
 from worker.index.redis.nearest import BucketRead, Nearest, Search, gather, nearest
 from worker.model import Probe
@@ -124,7 +122,7 @@ class BucketReads:
                 # (TIME as a script on the namespace's key: a cluster pipeline routes it)
                 pipe.execute_command("EVAL", "return redis.call('TIME')", 1, self.keys.seq)
                 *replies, (now_s, _) = await pipe.execute()
-        except redis.exceptions.RedisError as exc:
+        except ERRORS as exc:
             raise translate(exc) from exc
         snapshots = [int(replies[i // group][0] or 0) for i in range(len(simhashes))]
         return snapshots, [value for reply in replies for value in reply[1:]], int(now_s)

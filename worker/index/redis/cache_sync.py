@@ -8,12 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import redis.exceptions
-
 from worker.index.redis import scripts
 from worker.index.redis.addresses import BucketAddresses
 from worker.index.redis.bucket_cache import BucketCache
-from worker.index.redis.client import Client, translate
+from worker.index.redis.client import ERRORS, Client, translate
 from worker.index.redis.format import RING_CHECK, pack_number, ring_offset
 from worker.index.redis.keys import NamespaceKeys
 
@@ -66,7 +64,7 @@ class CacheSync:
             last = int(values[0] or 0)
             at = ring_offset(last)
             entry = await self.client.getrange(self.keys.recent, at, at + RING_CHECK - 1)
-        except redis.exceptions.RedisError as exc:
+        except ERRORS as exc:
             raise translate(exc) from exc
         assert isinstance(entry, bytes)  # (the client does not decode)
         if last == 0 or entry[8:RING_CHECK] != pack_number(last):

@@ -124,7 +124,13 @@ _TRANSIENT_CLASSES: dict[type[redis.exceptions.RedisError], str] = {
 _REPLY_CODE = re.compile(r"(?:^|caused error: |because of: )([A-Z]+) ")
 
 
-def transient_reply(exc: redis.exceptions.RedisError) -> str | None:
+# What the Redis clients raise: redis-py's errors, and a cluster client's own (among them a
+# slot that no node serves, SlotNotCoveredError, which is not a RedisError).
+ERRORS = (redis.exceptions.RedisError, redis.exceptions.RedisClusterException)
+RedisFailure = redis.exceptions.RedisError | redis.exceptions.RedisClusterException
+
+
+def transient_reply(exc: RedisFailure) -> str | None:
     """The code of a transient reply (TRANSIENT_REPLIES) that `exc` carries, else None."""
     for kind, code in _TRANSIENT_CLASSES.items():
         if isinstance(exc, kind):
@@ -133,8 +139,12 @@ def transient_reply(exc: redis.exceptions.RedisError) -> str | None:
     return found[1] if found and found[1] in TRANSIENT_REPLIES else None
 
 
-def translate(exc: redis.exceptions.RedisError) -> IndexStoreError:
+def translate(exc: RedisFailure) -> IndexStoreError:
     """Our error for one of Redis's, with what to do about it."""
+    if isinstance(exc, redis.exceptions.SlotNotCoveredError):  # (a failover under way)
+        return IndexUnavailable(f"no Redis Cluster node serves the namespace's slot: {exc}")
+    if isinstance(exc, redis.exceptions.RedisClusterException):
+        return IndexStoreError(f"the Redis Cluster client cannot go on: {exc}")
     if (code := transient_reply(exc)) is not None:
         return IndexUnavailable(f"{TRANSIENT_REPLIES[code]} ({code}): {exc}")
     if isinstance(exc, redis.exceptions.AuthenticationError):  # (a ConnectionError to redis-py)

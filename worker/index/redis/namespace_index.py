@@ -13,12 +13,10 @@ import secrets
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import redis.exceptions
-
 from worker.errors import IndexReset, IndexUnavailable, LayoutMismatch, OutOfTurn
 from worker.index.base import IndexOptions, Op, Rule
 from worker.index.redis import guard, scripts
-from worker.index.redis.client import Client, translate
+from worker.index.redis.client import ERRORS, Client, translate
 from worker.index.redis.format import EXACT_PER_HASH, group_bits
 from worker.index.redis.guard import Chain
 from worker.index.redis.keys import NamespaceKeys
@@ -100,7 +98,7 @@ class NamespaceIndex:
                 pipe.hsetnx(self.keys.meta, "epoch", secrets.token_hex(8))
                 pipe.hgetall(self.keys.meta)
                 stored_raw = (await pipe.execute())[-1]
-        except redis.exceptions.RedisError as exc:
+        except ERRORS as exc:
             raise translate(exc) from exc
         stored = {k.decode(): v.decode() for k, v in stored_raw.items()}
         epoch = stored.pop("epoch")
@@ -253,7 +251,7 @@ class NamespaceIndex:
             assert self._epoch is not None
             try:
                 return await scripts.run(self.client, script, calls(self._epoch))
-            except redis.exceptions.RedisError as exc:
+            except ERRORS as exc:
                 error = translate(exc)
                 if not isinstance(error, IndexReset):
                     raise error from exc

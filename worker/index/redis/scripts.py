@@ -19,7 +19,7 @@ from typing import Any
 
 import redis.exceptions
 
-from worker.index.redis.client import Client, translate
+from worker.index.redis.client import ERRORS, Client, translate
 from worker.index.redis.format import pack_position
 from worker.index.redis.keys import NamespaceKeys
 from worker.model import Forget
@@ -87,7 +87,7 @@ async def load(client: Client, *loaded: Script) -> None:
     try:
         for script in loaded:
             await client.script_load(source(script))
-    except redis.exceptions.RedisError as exc:
+    except ERRORS as exc:
         raise translate(exc) from exc
 
 

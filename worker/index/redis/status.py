@@ -5,10 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-import redis.exceptions
-
 from worker.errors import IndexStoreError
-from worker.index.redis.client import Client
+from worker.index.redis.client import ERRORS, Client
 from worker.index.redis.format import ENTRY_BYTES, EXACT_PER_HASH, posting_bytes, sized_for
 from worker.index.redis.keys import NamespaceKeys
 
@@ -80,7 +78,7 @@ async def read_status(client: Client, namespace: str) -> Status:
         for prefix, held in hashes.items():
             fields[prefix] += await _fields(client, held)
         info = await client.info("memory")
-    except redis.exceptions.RedisError as exc:
+    except ERRORS as exc:
         raise IndexStoreError(f"Redis refused the status read: {exc}") from exc
     # One Redis answers its own figures; a cluster client, one set per node.
     memory = info.get("used_memory") or sum(
