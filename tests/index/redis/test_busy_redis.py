@@ -49,6 +49,10 @@ BUSY = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SH
         redis.exceptions.ResponseError("CLUSTERDOWN Hash slot not served"),
         redis.exceptions.ClusterError("TTL exhausted."),
         redis.exceptions.ResponseError("NOREPLICAS Not enough good replicas to write."),
+        redis.exceptions.ResponseError(
+            "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to "
+            "persist to disk. Commands that may modify the data set are disabled"
+        ),
         # (a cluster client's own, not a RedisError: no node serves the slot, as in a failover)
         redis.exceptions.SlotNotCoveredError("Command # 1 (EVALSHA) requires a slot not covered"),
     ],

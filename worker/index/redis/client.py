@@ -110,6 +110,8 @@ TRANSIENT_REPLIES = {
     "TRYAGAIN": "the Redis Cluster slot is being moved",
     "CLUSTERDOWN": "the Redis Cluster is down",
     "NOREPLICAS": "Redis has fewer replicas in step than min-replicas-to-write",
+    "MISCONF": "Redis cannot write its snapshot to disk and refuses writes until it can "
+    "(stop-writes-on-bgsave-error)",
 }
 # redis-py parses some of them into these classes (which ones depends on its version and on
 # the client: cluster or not); the others come as a ResponseError whose message starts with
