@@ -119,7 +119,7 @@ async def test_a_revocation_waits_for_the_hook_commits_and_outdates_earlier_batc
         assert await committed(tenant) == {1: 3}
         assert first.assignment == batch.assignment + 1
         assert not first.current(late)
-        assert first.highwater(TopicPartition(tenant.settings.input_topic, 1)) == 8
+        assert first.end_offset(TopicPartition(tenant.settings.input_topic, 1)) == 8
         first.delivered(late)  # fetched before the revocation: its next owner decides it
         await first.commit()
         assert await committed(tenant) == {1: 3}
@@ -138,7 +138,7 @@ async def test_a_second_consumer_joining_revokes_the_first(tenant: Tenant) -> No
 
     def reads(source: Input) -> set[int]:
         """The partitions whose end offset `source` reports (its own, once fetched)."""
-        return {tp.partition for tp in parts if source.highwater(tp) is not None}
+        return {tp.partition for tp in parts if source.end_offset(tp) is not None}
 
     def settled() -> bool:
         """The revocation is over and the two members split the four partitions."""
@@ -189,3 +189,25 @@ async def test_offsets_kept_after_a_failed_commit_never_hold_back_the_partitions
             await first.commit()
             assert set(await committed(tenant)) == kept
             assert all(offset == 2 for offset in (await committed(tenant)).values())
+
+
+async def test_the_end_of_a_partition_read_committed_stops_at_an_open_transaction(
+    tenant: Tenant,
+) -> None:
+    """Lag is counted to what the worker can read: a publisher's transaction still open holds
+    offsets that are not readable yet."""
+    await load(tenant, 3)
+    publisher = AIOKafkaProducer(
+        bootstrap_servers=tenant.kafka, transactional_id=f"{tenant.name}-publisher"
+    )
+    await publisher.start()
+    try:
+        await publisher.begin_transaction()
+        await (await publisher.send(tenant.settings.input_topic, b"open", partition=0))
+        source = Input(tenant.settings, on_revoke=nothing)
+        async with source.running():
+            await fetch(source, 3)
+            assert source.end_offset(TopicPartition(tenant.settings.input_topic, 0)) == 3
+        await publisher.abort_transaction()
+    finally:
+        await publisher.stop()

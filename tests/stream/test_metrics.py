@@ -54,7 +54,7 @@ def test_process_build_and_lag_metrics() -> None:
     assert build[0].samples[0].labels["python"].count(".") == 2
 
     ends = {0: 120, 1: 50}
-    source = cast(Any, SimpleNamespace(highwater=lambda tp: ends[tp.partition]))
+    source = cast(Any, SimpleNamespace(end_offset=lambda tp: ends[tp.partition]))
 
     def record(partition: int, offset: int) -> Any:
         return SimpleNamespace(topic="articles", partition=partition, offset=offset, timestamp=0)

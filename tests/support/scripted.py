@@ -110,7 +110,7 @@ class ScriptedInput:
     async def commit(self, due_only: bool = False) -> None:
         return None
 
-    def highwater(self, tp: object) -> None:
+    def end_offset(self, tp: object) -> None:
         return None
 
     def revoke(self) -> None:

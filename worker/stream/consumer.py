@@ -22,7 +22,7 @@ from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, ConsumerRecord
 from aiokafka.errors import CommitFailedError, KafkaError
 
 from worker.model import Owner
-from worker.settings import Settings
+from worker.settings import Isolation, Settings
 from worker.stream.kafka import client_options, started
 
 log = logging.getLogger(__name__)
@@ -148,12 +148,18 @@ class Input(ConsumerRebalanceListener):  # type: ignore[misc]
             self._done = {**offsets, **self._done}  # the next commit tries them again
             log.warning("offsets not committed (%r); the next commit tries again", exc)
 
-    def highwater(self, tp: TopicPartition) -> int | None:
-        """The partition's end offset as last fetched (None before the first fetch, or when
-        the partition is no longer this worker's)."""
+    def end_offset(self, tp: TopicPartition) -> int | None:
+        """Where what this worker can read of the partition ends, as last fetched: reading
+        read_committed, its last stable offset (a transaction still open is not readable
+        yet), else its high-water mark. None before the first fetch, or when the partition is
+        no longer this worker's."""
         if tp not in self._consumer.assignment():
             return None
-        end: int | None = self._consumer.highwater(tp)
+        end: int | None = None
+        if self._settings.input_isolation_level is Isolation.READ_COMMITTED:
+            end = self._consumer.last_stable_offset(tp)
+        if end is None or end < 0:  # (a broker too old to say)
+            end = self._consumer.highwater(tp)
         return end
 
     async def on_partitions_revoked(self, revoked: Any) -> None:

@@ -32,7 +32,7 @@ def observe(
         if record.timestamp:
             metrics.latency.observe(max(0.0, now_ms - record.timestamp) / 1000)
     for tp, offset in last.items():
-        end = consumer.highwater(tp)
+        end = consumer.end_offset(tp)
         if end is not None:
             metrics.lag.labels(str(tp.partition)).set(max(0, end - offset - 1))
 
