@@ -7,33 +7,20 @@ import asyncio
 from collections.abc import Callable
 
 import pytest
-from aiokafka import AIOKafkaProducer
 
 from tests.support.factories import article
-from tests.support.tenant import Outputs, Tenant, WorkerProcess, collect_until
+from tests.support.tenant import (
+    Outputs,
+    Tenant,
+    WorkerProcess,
+    abort_one_then_commit_one,
+    collect_until,
+)
 
 TEXT = (
     "The harbour authority said on Tuesday that the new ferry terminal would open in the "
     "spring, two years later than planned, after the contractor found the old pier unsound."
 )
-
-
-async def _abort_one_then_commit_one(kafka: str, topic: str) -> None:
-    """The same text twice on one partition: as `aborted` in a transaction that is aborted
-    once the broker has the message, then as `committed` in one that commits."""
-    producer = AIOKafkaProducer(bootstrap_servers=kafka, transactional_id=f"{topic}-publisher")
-    await producer.start()
-    try:
-        for article_id, commit in (("aborted", False), ("committed", True)):
-            await producer.begin_transaction()
-            sent = await producer.send(topic, article(article_id, TEXT), key=b"k", partition=0)
-            await sent  # (in the partition's log)
-            if commit:
-                await producer.commit_transaction()
-            else:
-                await producer.abort_transaction()
-    finally:
-        await producer.stop()
 
 
 def _ids(out: Outputs) -> list[str]:
@@ -45,7 +32,15 @@ def test_an_aborted_message_gets_no_verdict_and_stays_out_of_the_index(
     guarantee: str, tenant: Tenant, start_worker: Callable[[Tenant], WorkerProcess]
 ) -> None:
     tenant.extra_env["DEDUP_PROCESSING_GUARANTEE"] = guarantee
-    asyncio.run(_abort_one_then_commit_one(tenant.kafka, tenant.settings.input_topic))
+    # (the same text twice on one partition: the first in a transaction that is aborted)
+    asyncio.run(
+        abort_one_then_commit_one(
+            tenant.kafka,
+            tenant.settings.input_topic,
+            (b"k", article("aborted", TEXT)),
+            (b"k", article("committed", TEXT)),
+        )
+    )
     start_worker(tenant).wait_ready()
     out = collect_until(
         tenant.kafka,

@@ -203,6 +203,25 @@ class WorkerProcess:
         self._log.close()
 
 
+async def abort_one_then_commit_one(
+    kafka: str, topic: str, aborted: tuple[bytes, bytes], committed: tuple[bytes, bytes]
+) -> None:
+    """Publish (key, value) `aborted` in a transaction that is aborted once the broker has the
+    message (it is in partition 0's log), then `committed` in one that commits."""
+    producer = AIOKafkaProducer(bootstrap_servers=kafka, transactional_id=f"{topic}-publisher")
+    await producer.start()
+    try:
+        for (key, value), commit in ((aborted, False), (committed, True)):
+            await producer.begin_transaction()
+            await (await producer.send(topic, value, key=key, partition=0))
+            if commit:
+                await producer.commit_transaction()
+            else:
+                await producer.abort_transaction()
+    finally:
+        await producer.stop()
+
+
 def produce(
     kafka: str, topic: str, messages: list[tuple[bytes | None, bytes | None, int | None]]
 ) -> None:
