@@ -10,9 +10,10 @@
 #                                       thousands of old test partitions is measurably slower
 #   stack/local-stack.sh status         print what runs
 #   stack/local-stack.sh running        exit 0 if both answer (for scripts)
-#   stack/local-stack.sh up cluster     a 3-node Redis Cluster (no replicas) on ports
-#                                       DEDUP_STACK_CLUSTER_PORT (7000) and the next two;
-#                                       `down cluster` stops it (not part of up/down alone)
+#   stack/local-stack.sh up cluster     a Redis Cluster of 3 primaries, each with a replica:
+#                                       node i on 127.0.1.(i+1), port DEDUP_STACK_CLUSTER_PORT
+#                                       (7000) + i (the primaries first); `down cluster` stops it
+#                                       (not part of up/down alone)
 #
 # State (data, logs, pids) lives in DEDUP_STACK_DIR (.stack/ at the repository root); the jars
 # in .stack/kafka-libs. Ports: DEDUP_STACK_KAFKA_PORT (9092), DEDUP_STACK_CONTROLLER_PORT (9093),
@@ -161,36 +162,56 @@ kafka_up() {
   log "kafka ready on 127.0.0.1:$kafka_port"
 }
 
+cluster_nodes=6  # 3 primaries, then a replica of each
+# A primary that stops answering is failed over to its replica after this long (Redis's
+# default is 15 s; the fault tests wait for it).
+cluster_node_timeout_ms=3000
+
+# Each node on a loopback address of its own, which it also sends from (to the other nodes and
+# its primary), so that a test can cut one off from the others and not from its clients.
+cluster_host() { echo "127.0.1.$(($1 + 1))"; }
+cluster_cli() { local i=$1; shift; redis-cli -h "$(cluster_host "$i")" -p $((cluster_port + i)) "$@"; }
+
 cluster_ready() {
-  redis-cli -p "$cluster_port" cluster info 2>/dev/null | grep -q "cluster_state:ok"
+  cluster_cli 0 cluster info 2>/dev/null | grep -q "cluster_state:ok" || return 1
+  # every replica attached and in step with its primary (a failover needs one)
+  for i in $(seq 3 $((cluster_nodes - 1))); do
+    cluster_cli "$i" info replication 2>/dev/null | grep -q "master_link_status:up" || return 1
+  done
 }
 
 cluster_up() {
   if cluster_ready; then
-    log "redis cluster already answers on 127.0.0.1:$cluster_port"
+    log "redis cluster already answers on $(cluster_host 0):$cluster_port"
     return
   fi
   local nodes=()
-  for i in 0 1 2; do
-    local port=$((cluster_port + i)) dir="$state/cluster/$i"
+  for i in $(seq 0 $((cluster_nodes - 1))); do
+    local host port=$((cluster_port + i)) dir="$state/cluster/$i"
+    host=$(cluster_host "$i")
     mkdir -p "$dir"
-    redis-server --bind 127.0.0.1 --port "$port" --dir "$dir" --cluster-enabled yes \
-      --cluster-config-file nodes.conf --appendonly yes --rdbcompression no --save "" \
-      --daemonize yes \
+    # (protected mode would refuse the other nodes: they do not connect from 127.0.0.1)
+    redis-server --bind "$host" --bind-source-addr "$host" --protected-mode no --port "$port" \
+      --dir "$dir" --cluster-enabled yes --cluster-config-file nodes.conf \
+      --cluster-node-timeout "$cluster_node_timeout_ms" \
+      --appendonly yes --rdbcompression no --save "" --daemonize yes \
       --pidfile "$state/cluster-$i.pid" --logfile "$state/cluster-$i.log"
-    nodes+=("127.0.0.1:$port")
+    nodes+=("$host:$port")
   done
-  for port in "${nodes[@]}"; do
-    wait_for 30 "cluster node $port" redis-cli -p "${port#*:}" ping
+  for i in $(seq 0 $((cluster_nodes - 1))); do
+    wait_for 30 "cluster node $i" cluster_cli "$i" ping
   done
-  redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes \
+  # (redis-cli makes the first three the primaries and the others their replicas)
+  redis-cli --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes \
     > "$state/cluster-create.log" 2>&1 || { cat "$state/cluster-create.log"; exit 1; }
   wait_for 60 "redis cluster" cluster_ready
-  log "redis cluster ready on 127.0.0.1:$cluster_port-$((cluster_port + 2))"
+  log "redis cluster ready on $(cluster_host 0):$cluster_port ($cluster_nodes nodes)"
 }
 
 cluster_down() {
-  for i in 0 1 2; do stop_pid "$state/cluster-$i.pid" "cluster node $i"; done
+  for i in $(seq 0 $((cluster_nodes - 1))); do
+    stop_pid "$state/cluster-$i.pid" "cluster node $i"
+  done
   rm -rf "$state/cluster"
 }
 

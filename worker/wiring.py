@@ -108,6 +108,7 @@ def redis_index(
             expected_docs=settings.expected_docs,
             fingerprint_spec=spec,
             on_reset=on_reset,
+            replicas_acked=settings.redis_replicas_acked,
         )
     return RedisIndex(
         redis_client(settings),
@@ -118,6 +119,7 @@ def redis_index(
         on_reset=on_reset,
         options=index_options(settings),
         expected_docs=settings.expected_docs,
+        replicas_acked=settings.redis_replicas_acked,
     )
 
 

@@ -37,7 +37,7 @@ def _layout(layout: int | Layout) -> Layout:
 async def make_index(request: pytest.FixtureRequest) -> AsyncIterator[MakeIndex]:
     """Builds indexes of one kind; the contract tests run once against each kind (the Redis
     index on one Redis, with the worker's copy of the buckets in its native store and in
-    numpy, and without a copy, and on a 3-node Redis Cluster).
+    numpy, and without a copy, and on a Redis Cluster of 3 primaries with a replica each).
     make_index(k) builds the pigeonhole layout at threshold k; make_index(layout) any other;
     keywords: IndexOptions's."""
     bands = request.param.endswith("bands")

@@ -40,7 +40,7 @@ def redis_url() -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def redis_cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """One node's URL of a real 3-node Redis Cluster."""
+    """One node's URL of a real Redis Cluster of 3 primaries with a replica each."""
     with redis_cluster_service(tmp_path_factory.mktemp("cluster")) as url:
         yield url
 

@@ -101,30 +101,40 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _port_free(port: int) -> bool:
+def _port_free(port: int, host: str = "127.0.0.1") -> bool:
     with socket.socket() as s:
         try:
-            s.bind(("127.0.0.1", port))
+            s.bind((host, port))
         except OSError:
             return False
         return True
 
 
+CLUSTER_NODES = 6  # stack/local-stack.sh's cluster: 3 primaries, then a replica of each
+
+
+def cluster_host(node: int) -> str:
+    """The loopback address of the cluster's node `node` (stack/local-stack.sh)."""
+    return f"127.0.1.{node + 1}"
+
+
 def cluster_base_port() -> int:
-    """A port p with p, p+1, p+2 free, and their cluster bus ports (p + 10000...) too."""
+    """A port p with p + i free on node i's address (the cluster's nodes), and their cluster
+    bus ports (p + i + 10000) too."""
     rng = random.Random()
     for _ in range(200):
         base = rng.randrange(20_000, 40_000)
-        ports = [base + i for i in range(3)]
-        if all(_port_free(p) and _port_free(p + 10_000) for p in ports):
+        taken = [(cluster_host(i), base + i) for i in range(CLUSTER_NODES)]
+        if all(_port_free(p, host) and _port_free(p + 10_000, host) for host, p in taken):
             return base
     raise RuntimeError("no free ports for a Redis Cluster")
 
 
 @contextmanager
 def redis_cluster_service(state: Path) -> Iterator[str]:
-    """A 3-node Redis Cluster: DEDUP_TEST_REDIS_CLUSTER_URL (one node's URL) if set, else one
-    started by stack/local-stack.sh in `state` (Docker or not: redis-server is installed)."""
+    """A Redis Cluster of 3 primaries with a replica each: DEDUP_TEST_REDIS_CLUSTER_URL (one
+    node's URL) if set, else one started by stack/local-stack.sh in `state` (Docker or not:
+    redis-server is installed)."""
     if url := os.environ.get("DEDUP_TEST_REDIS_CLUSTER_URL"):
         yield url
         return
@@ -138,7 +148,7 @@ def redis_cluster_service(state: Path) -> Iterator[str]:
         timeout=120,
     )
     try:
-        yield f"redis://127.0.0.1:{base}/0"
+        yield f"redis://{cluster_host(0)}:{base}/0"
     finally:
         subprocess.run(
             ["bash", str(SCRIPT), "down", "cluster"],

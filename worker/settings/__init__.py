@@ -52,6 +52,7 @@ _AT_LEAST = {
     "batch_size": 1,
     "batch_wait_ms": 0,
     "max_bucket_read": 1,
+    "redis_replicas_acked": 0,
 }
 
 
@@ -83,6 +84,8 @@ class Settings:
     kafka_ssl_cafile: str = ""
     redis_url: str = field(default="redis://127.0.0.1:6379/0", repr=False)
     redis_cluster: bool = False  # the URL names one node of a Redis Cluster
+    # a batch's verdicts are given out once this many replicas hold its writes (0: at once)
+    redis_replicas_acked: int = 0
     bucket_cache: bool = True  # the worker keeps the buckets in memory (BucketCache)
     namespace: str = "default"
     app_id: str = "dedup-worker"

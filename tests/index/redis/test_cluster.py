@@ -1,5 +1,6 @@
-"""The Redis index on a real 3-node Redis Cluster (the contract suite also runs there, via
-make_index): a namespace's keys share one slot, and namespaces spread over the nodes."""
+"""The Redis index on a real Redis Cluster of 3 primaries with a replica each (the contract
+suite also runs there, via make_index): a namespace's keys share one slot, and namespaces
+spread over the nodes."""
 
 from __future__ import annotations
 

@@ -32,12 +32,15 @@ class RedisBandIndex(NamespaceIndex):
         expected_docs: int = defaults.EXPECTED_DOCS,
         fingerprint_spec: str | None = None,
         on_reset: Callable[[str], None] | None = None,
+        replicas_acked: int = 0,
     ) -> None:
         """The index of one namespace on one Redis (or one Redis Cluster), with band postings
         in group strings sized for `expected_docs` articles (format.group_bits); the other
         arguments as RedisIndex's."""
         options = options or IndexOptions()
-        super().__init__(client, namespace, options, fingerprint_spec, on_reset, expected_docs)
+        super().__init__(
+            client, namespace, options, fingerprint_spec, on_reset, expected_docs, replicas_acked
+        )
         self.bands = bands
         self.groups = group_bits(expected_docs)
         self.threshold = SIMHASH_BITS

@@ -66,6 +66,7 @@ class RedisIndex(NamespaceIndex):
         fingerprint_spec: str | None = None,
         on_reset: Callable[[str], None] | None = None,
         expected_docs: int = defaults.EXPECTED_DOCS,
+        replicas_acked: int = 0,
     ) -> None:
         """The index of one namespace on one Redis (or one Redis Cluster).
 
@@ -87,9 +88,13 @@ class RedisIndex(NamespaceIndex):
                 worker, which logs it, takes in the index as it is now and goes on.
             expected_docs: the articles it is expected to hold, which sizes its exact
                 hashes (format.EXACT_PER_HASH).
+            replicas_acked: a batch's verdicts are given out once this many replicas hold
+                its writes (acked.py; 0: at once).
         """
         options = options or IndexOptions()
-        super().__init__(client, namespace, options, fingerprint_spec, on_reset, expected_docs)
+        super().__init__(
+            client, namespace, options, fingerprint_spec, on_reset, expected_docs, replicas_acked
+        )
         self.layout = layout or default_layout()
         self.threshold = duplicate_threshold(self.layout, options.threshold)
         self.rule = Rule.of(self.layout, self.threshold, options.similarity)

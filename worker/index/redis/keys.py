@@ -62,6 +62,11 @@ class NamespaceKeys:
         return self.prefix + "seq"
 
     @property
+    def acked(self) -> str:
+        """Counter: written before a WAIT for the replicas (acked.py)."""
+        return self.prefix + "acked"
+
+    @property
     def gone(self) -> str:
         """A STRING under this prefix, a message's position in hex, ':' and an id: what that
         message did to the article, kept for a while (lua/lib.lua, gone_key)."""
@@ -100,5 +105,9 @@ class NamespaceKeys:
 
     @property
     def shared(self) -> list[str]:
-        """The KEYS every script starts with (lib.lua's remove_article needs them)."""
+        """The KEYS every script starts with (lib.lua's remove_article needs them). The
+        exact and ids prefixes never exist as keys, and a script reaches keys it does not
+        declare: in a Redis Cluster slot that is moving, Redis refuses a script whose declared
+        keys are not all present (ASK, TRYAGAIN), so none runs halfway while some of its keys
+        are already on the other node."""
         return [self.docs, self.exact, self.ids, self.meta, self.recent]

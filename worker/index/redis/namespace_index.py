@@ -16,6 +16,7 @@ from typing import Any
 from worker.errors import IndexReset, IndexUnavailable, LayoutMismatch, OutOfTurn
 from worker.index.base import IndexOptions, Op, Rule
 from worker.index.redis import guard, scripts
+from worker.index.redis.acked import ReplicaAcks
 from worker.index.redis.client import ERRORS, Client, translate
 from worker.index.redis.format import EXACT_PER_HASH, group_bits
 from worker.index.redis.guard import Chain
@@ -42,6 +43,7 @@ class NamespaceIndex:
         fingerprint_spec: str | None,
         on_reset: Callable[[str], None] | None,
         expected_docs: int,
+        replicas_acked: int,
     ) -> None:
         self.client = client
         # (fixed when the namespace is made, and stored: lua/lib.lua, exact_key)
@@ -54,6 +56,7 @@ class NamespaceIndex:
         self.fingerprint_spec = fingerprint_spec
         self.on_reset = on_reset
         self.keys = NamespaceKeys(namespace)
+        self.acks = ReplicaAcks(client, self.keys, replicas_acked)
         # The index's epoch as this worker knows it (None: not read yet), from its meta record:
         # a new one there means that the index was emptied and built again.
         self._epoch: str | None = None
@@ -158,6 +161,7 @@ class NamespaceIndex:
                 probes = [op for op in ops if isinstance(op, Probe)]
                 ahead = await self._decide_ahead(probes, chain, claims)
                 if ahead is not None:
+                    await self.acks.wait()
                     return list(ahead)
             async with self._sending:
                 self._in_turn(chain)
@@ -172,6 +176,7 @@ class NamespaceIndex:
                         out += await self._forget(
                             [op for op in run if isinstance(op, Forget)], claims
                         )
+                await self.acks.wait()
                 return out
         except BaseException:
             if self._chain is chain:  # (the first failure of the chain starts a new one)
@@ -279,6 +284,7 @@ class NamespaceIndex:
             self.on_reset(why)
 
     async def close(self) -> None:
+        await self.acks.close()
         await self.client.aclose()
 
 
