@@ -11,6 +11,7 @@ import os
 import random
 import shutil
 import signal
+import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,7 +54,7 @@ def make(request: pytest.FixtureRequest) -> Make:
     )
 
 
-def stories(n: int, seed: int) -> list[tuple[Probe, Probe]]:
+def stories(n: int, seed: int, name: str = "s") -> list[tuple[Probe, Probe]]:
     """n stories, each with a copy a few bits and sketch bins away."""
     rng = random.Random(seed)
     pairs = []
@@ -64,8 +65,8 @@ def stories(n: int, seed: int) -> list[tuple[Probe, Probe]]:
         copy[i % 64] ^= 0xFF
         pairs.append(
             (
-                probe(f"s{i}", fp, sketch=sketch),
-                probe(f"s{i}-copy", flip(fp, [i % 64]), sketch=bytes(copy)),
+                probe(f"{name}{i}", fp, sketch=sketch),
+                probe(f"{name}{i}-copy", flip(fp, [i % 64]), sketch=bytes(copy)),
             )
         )
     return pairs
@@ -98,16 +99,39 @@ async def decided_through(
     namespace = f"faults-{random.getrandbits(32):x}"
     clients = [connect(url, cluster=True) for _ in range(3)]
     indexes = [make(c, namespace, replicas_acked) for c in clients[:2]]
-    pairs = stories(300, seed=len(namespace))
+    pairs = stories(300, seed=1)
+    firsts, copies = await race(indexes, pairs, fault(clients[2], namespace))
+    await check(indexes[0], pairs, firsts, copies)
+    for index in indexes:
+        await index.close()
+    await clients[2].aclose()
+
+
+async def race(
+    indexes: Sequence[Index], pairs: Sequence[tuple[Probe, Probe]], fault: Awaitable[None]
+) -> tuple[list[Verdict], list[Verdict]]:
+    """The stories decided by one index, their copies by the other, at once; `fault` half a
+    second in."""
 
     async def side(s: int) -> list[Verdict]:
         return [await decide(indexes[s], pair[s]) for pair in pairs]
 
     async def later() -> None:
         await asyncio.sleep(0.5)
-        await fault(clients[2], namespace)
+        await fault
 
     firsts, copies, _ = await asyncio.gather(side(0), side(1), later())
+    return firsts, copies
+
+
+async def check(
+    index: Index,
+    pairs: Sequence[tuple[Probe, Probe]],
+    firsts: Sequence[Verdict],
+    copies: Sequence[Verdict],
+) -> None:
+    """No pair both unique, each copy names its story (or the story its copy), and every
+    article sent again gets its first verdict."""
     for x, y in zip(firsts, copies, strict=True):
         assert [x.kind, y.kind].count(Kind.UNIQUE) == 1, (x, y)
         first, second = (x, y) if x.kind is Kind.UNIQUE else (y, x)
@@ -115,12 +139,9 @@ async def decided_through(
         assert second.duplicate_of == first.id, (x, y)
     for (story, copy), x, y in zip(pairs, firsts, copies, strict=True):
         for article, verdict in ((story, x), (copy, y)):
-            again = await decide(indexes[0], article)
+            again = await decide(index, article)
             assert again.replayed, again
             assert (again.kind, again.duplicate_of) == (verdict.kind, verdict.duplicate_of)
-    for index in indexes:
-        await index.close()
-    await clients[2].aclose()
 
 
 @dataclass(frozen=True)
@@ -222,6 +243,57 @@ async def test_a_primary_cut_off_from_the_cluster_but_not_from_the_workers(
                 await iptables("-D", "INPUT", *rule)
 
     await decided_through(cluster, make, cut_off, replicas_acked=1)
+
+
+async def test_a_primary_restarted_empty_is_noticed_and_the_clients_go_on(
+    cluster: str, make: Make
+) -> None:
+    """Killed and started again without its data before its replica takes over, a primary
+    serves its slots empty and its replica copies that: the index's history is lost
+    (docs/operations.md, "the index is emptied"). Both clients notice, take in the index as
+    it is, and decide on: every guarantee holds for what they decide after it."""
+    namespace = f"empty-{random.getrandbits(32):x}"
+    clients = [connect(cluster, cluster=True) for _ in range(3)]
+    indexes = [make(c, namespace, 0) for c in clients[:2]]
+    said: list[str] = []
+    for index in indexes:
+        index.on_reset = said.append
+    await race(indexes, stories(300, seed=1), restart_empty(clients[2], namespace))
+    assert said
+    after = stories(300, seed=2, name="after")
+    await check(indexes[0], after, *await race(indexes, after, asyncio.sleep(0)))
+    for index in indexes:
+        await index.close()
+    await clients[2].aclose()
+
+
+# What a node is started with (stack/local-stack.sh), read from it to start it again.
+STARTED_WITH = [
+    *("bind", "bind-source-addr", "protected-mode", "port", "dir", "cluster-enabled"),
+    *("cluster-config-file", "cluster-node-timeout", "appendonly", "save", "daemonize"),
+    *("pidfile", "logfile"),
+]
+
+
+def kill_and_wipe(pid: int, data: Path) -> None:
+    """Kill the node and remove its data (its nodes.conf kept: it comes back as the primary
+    of its slots)."""
+    os.kill(pid, signal.SIGKILL)
+    while Path(f"/proc/{pid}").exists():
+        time.sleep(0.01)
+    shutil.rmtree(data)
+
+
+async def restart_empty(client: Client, namespace: str) -> None:
+    primary, _, _ = await roles(client, namespace)
+    node = primary.connect()
+    pid = int((await node.info("server"))["process_id"])
+    config = {k: (await node.config_get(k))[k] for k in STARTED_WITH}
+    await node.aclose()
+    await asyncio.to_thread(kill_and_wipe, pid, Path(config["dir"]) / "appendonlydir")
+    args = [f"--{k}" if i % 2 == 0 else v for k, v in config.items() for i in (0, 1)]
+    started = await asyncio.create_subprocess_exec("redis-server", *args)
+    assert await started.wait() == 0
 
 
 async def test_the_namespaces_slot_moved_to_another_primary_mid_stream(
