@@ -228,11 +228,16 @@ async def test_a_primary_cut_off_from_the_cluster_but_not_from_the_workers(
 
     async def cut_off(client: Client, namespace: str) -> None:
         primary, _, _ = await roles(client, namespace)
+        # (what goes to a node's own ports, its clients' and its cluster bus: other tests'
+        # clusters share the addresses)
         rules = [
-            ["-s", a, "-d", b, "-j", "DROP"]
+            [
+                *("-s", a.host, "-d", b.host, "-p", "tcp", "-m", "multiport", "--dports"),
+                *(f"{b.port},{b.port + 10_000}", "-j", "DROP"),
+            ]
             for other in await nodes(client)
             if other.host != primary.host
-            for a, b in ((primary.host, other.host), (other.host, primary.host))
+            for a, b in ((primary, other), (other, primary))
         ]
         for rule in rules:
             await iptables("-I", "INPUT", *rule)
