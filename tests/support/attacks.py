@@ -58,6 +58,15 @@ ATTACKS: dict[str, tuple[Callable[[], str], str]] = {  # how to make it, what it
     "tables nested": (lambda: repeated(HTML, "<table><tr><td>", STORY), "too_deep"),
     "lists nested": (lambda: repeated(HTML, "<ul><li>", STORY), "too_deep"),
     "entities": (lambda: repeated(HTML + "<p>", "&amp;&#x41;&nbsp;&zz", STORY), "unique"),
+    # (a page's one article is found among the others, and read as its tags enclose it)
+    "articles in one article": (
+        lambda: repeated(HTML + "<article>", "<article>word</article>", STORY),
+        "unique",
+    ),
+    "stray end tags in an article": (
+        lambda: repeated(HTML + "<div><article>", "</div><p>word</p>", STORY),
+        "unique",
+    ),
     # (the HTML parser's work grows as the square of an element's attributes)
     "attributes of one element": (
         lambda: largest(lambda n: HTML + "<div " + " ".join(f"a{i}" for i in range(n)) + ">"),

@@ -96,6 +96,56 @@ def test_a_page_whose_wrapper_is_named_as_a_template_part_is_read_whole() -> Non
     assert html_text(PAGE) != html_text(PAGE, main_content=False)  # an article page: its content
 
 
+ARTICLE = (
+    "<h1>9.6.1. 硬盘空间使用情况</h1><p>硬盘空间的使用情况可以通过 mount、coreutils 和 xdu "
+    "软件包提供的程序来评估。</p><p>df(1) 报告文件系统使用的硬盘空间。</p>"
+)
+
+
+def article_page(article: str, beside: str = "") -> str:
+    return (
+        "<html><body><header><a href='/'>首页</a></header><main>"
+        f"<article>{article}</article>{beside}</main><footer>© 2024</footer></body></html>"
+    )
+
+
+def test_a_page_whose_markup_names_its_article_is_read_as_that_article() -> None:
+    """What a page shows beside its one article (a feedback box, comments) is no more its
+    content than its navigation: the same content reads alike with and without it."""
+    feedback = "<div class='feedback'>本页面对您有帮助吗？ 是 否 报告问题</div>"
+    plain = html_text(article_page(ARTICLE))
+    assert " ".join(html_text(article_page(ARTICLE, feedback)).split()) == " ".join(plain.split())
+    assert "有帮助" in html_text(article_page(ARTICLE, feedback), main_content=False)
+    comments = "<section><h2>Comments</h2><p>First!</p></section>"
+    assert "First!" not in html_text(article_page(ARTICLE, comments))
+    quoted = "<article><p>A comment in the article.</p></article>"  # (not an article of its own)
+    assert "A comment in the article." in html_text(article_page(ARTICLE + quoted, feedback))
+
+
+def test_a_page_of_several_articles_or_a_small_one_is_read_whole() -> None:
+    listing = article_page(ARTICLE, "<article><p>Another story entirely.</p></article>")
+    assert "Another story entirely." in html_text(listing)
+    body = "<p>" + "The page's own text, outside any article. " * 10 + "</p>"
+    teaser = article_page("<p>A teaser.</p>", body)
+    assert "outside any article" in html_text(teaser)
+    card = "<aside><article>A card.</article></aside><main>"  # (in a template's part)
+    carded = article_page(ARTICLE, "<p>有帮助</p>").replace("<main>", card)
+    assert "有帮助" not in html_text(carded)
+
+
+def test_an_article_closed_early_by_a_stray_end_tag_keeps_what_its_tags_enclose() -> None:
+    """Content pasted into a template as written may close an element it never opened: the
+    parser then ends the article there. What lies between its tags is still its content."""
+    pasted = ARTICLE + "</div><p>脚注：du(8) 的输出。</p>"
+    page = f"<html><body><main><div class='content'><article>{pasted}</article></div>"
+    page += "<div class='feedback'>本页面对您有帮助吗？</div></main></body></html>"
+    text = html_text(page)
+    assert "脚注" in text
+    assert "有帮助" not in text
+    scripted = page.replace("<main>", "<main><script>var a = '<article>';</script>")
+    assert "硬盘空间" in html_text(scripted)  # (tags in a script: the parsed article is read)
+
+
 def test_an_email_is_read_as_its_subject_and_text() -> None:
     plain = email_text(mail(plain="See you at noon = soon, caf\u00e9."))
     assert " ".join(plain.split()) == "Bridge news See you at noon = soon, caf\u00e9."

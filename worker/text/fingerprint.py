@@ -105,7 +105,7 @@ class Fingerprinter:
         the index records itself), in one line: recorded with a shared index, which refuses a
         worker whose fingerprints would differ."""
         formats = "detected" if self.detect_format else "given"
-        html = "without template" if self.main_content else "all text"
+        html = "without template or beside its article" if self.main_content else "all text"
         return (
             f"shingles {self.shingle_size}, chinese {self.chinese.value}, "
             f"min words {self.min_words:g}, tf {self.tf}, idf {self.idf.digest}, "

@@ -6,10 +6,12 @@ templates, headers and transfer encodings do not count as content. Pure.
 HTML goes through resiliparse (a C++ parser; `extract_plain_text`), which leaves out scripts,
 styles, comments and hidden elements; with `main_content`, the elements that a site's template
 repeats on every page are left out too: by their tag or ARIA role (nav, aside, header,
-footer) and by the class or id names that themes give them (TEMPLATE_NAMES). Markup says
-that in any language; resiliparse's own main-content heuristics count words by spaces and,
-on scripts written without them, took a feedback box for a page's content (docs/quality.md
-compares the choices).
+footer) and by the class or id names that themes give them (TEMPLATE_NAMES); and where the
+markup names the page's content (one <article>, holding most of the page), what lies beside
+it (a feedback box, comments, related pages) is left out too. Markup says that in any
+language; resiliparse's own main-content heuristics count words by spaces and, on scripts
+written without them, took a feedback box for a page's content (docs/quality.md compares the
+choices).
 
 Nesting is bounded: the work of the selectors grows with the depth of every element, and
 the e-mail parser recurses per level (and checks every line against the boundary of every
@@ -83,6 +85,14 @@ _TEMPLATE = [
     '[role="navigation"]', '[role="banner"]', '[role="contentinfo"]', '[role="complementary"]',
     *(f'[{attribute}~="{name}"]' for attribute in ("class", "id") for name in TEMPLATE_NAMES),
 ]  # fmt: skip
+# The page's own content, where its markup names it: an <article> outside the template's parts
+# and outside another article (an article within one is a comment or a quoted post).
+_ARTICLE = f"article:not(:is(article, {', '.join(_TEMPLATE)}) article)"
+# An article's start and end tags in the source.
+_ARTICLE_TAG = re.compile(r"<(/?)article(?=[\s/>])[^<>]*>", re.IGNORECASE)
+# The share of a page's text (without its template) that its article must hold to be read
+# alone: an article that is a small part of a page (a teaser, a card) is not its content.
+_ARTICLE_SHARE = 0.5
 
 
 def detect(text: str) -> Format:
@@ -137,21 +147,72 @@ def reader_text(
 
 def html_text(html: str, *, main_content: bool = True) -> str:
     """The visible text of an HTML document (or a fragment, or XML); with `main_content`,
-    without the elements of a site's template (navigation, headers, footers, sidebars), unless
+    without the elements of a site's template (navigation, headers, footers, sidebars), and
+    where the markup names the page's one article, without what lies beside it; unless
     nothing is left without them."""
-    tree = HTMLTree.parse(html)
-    # (a CSS selector: the parser's C code checks each element's ancestors, up to the limit)
-    document = tree.document
-    if document is not None and document.query_selector(_DEEPER_THAN_LIMIT) is not None:
-        raise TooDeep(f"HTML elements nested more than {MAX_HTML_DEPTH} levels deep (the limit)")
+    tree = _parsed(html)
     if main_content:
         content: str = extract_plain_text(
             tree, alt_texts=False, list_bullets=False, skip_elements=_TEMPLATE
         )
         if content.strip():
-            return content
+            return _article_text(tree, html, content) or content
         # (a page whose wrapper is named as a template's part: its text says more than none)
     return extract_plain_text(tree, alt_texts=False, list_bullets=False)
+
+
+def _parsed(html: str) -> HTMLTree:
+    tree = HTMLTree.parse(html)
+    # (a CSS selector: the parser's C code checks each element's ancestors, up to the limit)
+    document = tree.document
+    if document is not None and document.query_selector(_DEEPER_THAN_LIMIT) is not None:
+        raise TooDeep(f"HTML elements nested more than {MAX_HTML_DEPTH} levels deep (the limit)")
+    return tree
+
+
+def _article_text(tree: HTMLTree, html: str, content: str) -> str | None:
+    """The text of the page's one article, without the template's parts in it, where it
+    holds most of `content` (the page's text without its template); else None. A page of
+    several articles (a listing, a thread) names no one content."""
+    document = tree.document
+    if document is None or document.query_selector("article") is None:  # (most pages have none)
+        return None
+    found = document.query_selector_all(_ARTICLE)
+    if len(found) != 1:
+        return None
+    # (as a list: a NodeList looks each item up anew, and walking one costs its square)
+    every = document.query_selector_all("article").values()
+    nth = [node == found[0] for node in every].index(True)
+    # (parsed on its own: the extractor reads a whole tree, not an element)
+    source = _enclosed(html, nth, len(every)) or found[0].html
+    text: str = extract_plain_text(
+        _parsed(source), alt_texts=False, list_bullets=False, skip_elements=_TEMPLATE
+    )
+    return text if _visible_length(text) >= _ARTICLE_SHARE * _visible_length(content) else None
+
+
+def _enclosed(html: str, nth: int, count: int) -> str | None:
+    """The source from the start tag of the `nth` of the page's `count` articles to its own
+    end tag. A stray end tag in an article's content (content pasted into a template as
+    written) makes the parser close the article there and put what follows beside it: the
+    source tells what the author put in. None where the source's article tags are not the
+    parsed elements' (one written in a comment or a script)."""
+    tags = list(_ARTICLE_TAG.finditer(html))
+    starts = [n for n, tag in enumerate(tags) if not tag.group(1)]
+    if len(starts) != count:
+        return None
+    first = starts[nth]
+    depth = 0
+    for tag in tags[first:]:
+        depth += -1 if tag.group(1) else 1
+        if depth == 0:
+            return html[tags[first].start() : tag.end()]
+    return None
+
+
+def _visible_length(text: str) -> int:
+    """Characters other than white space: a length that means the same in every script."""
+    return len("".join(text.split()))
 
 
 def email_text(raw: str) -> str:
