@@ -12,7 +12,8 @@ import random
 import shutil
 import signal
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,22 @@ async def decide(index: Index, article: Probe) -> Verdict:
             return verdict
 
 
+@asynccontextmanager
+async def two_clients(
+    url: str, make: Make, namespace: str, replicas_acked: int = 0
+) -> AsyncIterator[tuple[list[Index], Client]]:
+    """Two indexes of the namespace on clients of their own, as two workers have, and a third
+    client for the fault; all closed after, whatever happened."""
+    clients = [connect(url, cluster=True) for _ in range(3)]
+    indexes = [make(c, namespace, replicas_acked) for c in clients[:2]]
+    try:
+        yield indexes, clients[2]
+    finally:
+        for index in indexes:
+            await index.close()
+        await clients[2].aclose()
+
+
 async def decided_through(
     url: str,
     make: Make,
@@ -97,14 +114,10 @@ async def decided_through(
     """Two clients decide 300 stories and their copies (one the stories, one the copies, at
     once) while `fault` runs; then every guarantee is checked."""
     namespace = f"faults-{random.getrandbits(32):x}"
-    clients = [connect(url, cluster=True) for _ in range(3)]
-    indexes = [make(c, namespace, replicas_acked) for c in clients[:2]]
-    pairs = stories(300, seed=1)
-    firsts, copies = await race(indexes, pairs, fault(clients[2], namespace))
-    await check(indexes[0], pairs, firsts, copies)
-    for index in indexes:
-        await index.close()
-    await clients[2].aclose()
+    async with two_clients(url, make, namespace, replicas_acked) as (indexes, spare):
+        pairs = stories(300, seed=1)
+        firsts, copies = await race(indexes, pairs, fault(spare, namespace))
+        await check(indexes[0], pairs, firsts, copies)
 
 
 async def race(
@@ -258,18 +271,14 @@ async def test_a_primary_restarted_empty_is_noticed_and_the_clients_go_on(
     (docs/operations.md, "the index is emptied"). Both clients notice, take in the index as
     it is, and decide on: every guarantee holds for what they decide after it."""
     namespace = f"empty-{random.getrandbits(32):x}"
-    clients = [connect(cluster, cluster=True) for _ in range(3)]
-    indexes = [make(c, namespace, 0) for c in clients[:2]]
-    said: list[str] = []
-    for index in indexes:
-        index.on_reset = said.append
-    await race(indexes, stories(300, seed=1), restart_empty(clients[2], namespace))
-    assert said
-    after = stories(300, seed=2, name="after")
-    await check(indexes[0], after, *await race(indexes, after, asyncio.sleep(0)))
-    for index in indexes:
-        await index.close()
-    await clients[2].aclose()
+    async with two_clients(cluster, make, namespace) as (indexes, spare):
+        said: list[str] = []
+        for index in indexes:
+            index.on_reset = said.append
+        await race(indexes, stories(300, seed=1), restart_empty(spare, namespace))
+        assert said
+        after = stories(300, seed=2, name="after")
+        await check(indexes[0], after, *await race(indexes, after, asyncio.sleep(0)))
 
 
 # What a node is started with (stack/local-stack.sh), read from it to start it again.
@@ -290,7 +299,11 @@ def kill_and_wipe(pid: int, data: Path) -> None:
 
 
 async def restart_empty(client: Client, namespace: str) -> None:
-    primary, _, _ = await roles(client, namespace)
+    primary, replica, _ = await roles(client, namespace)
+    # (else, on a slow machine, the replica may take over before the node is back)
+    held = replica.connect()
+    await held.config_set("cluster-replica-no-failover", "yes")
+    await held.aclose()
     node = primary.connect()
     pid = int((await node.info("server"))["process_id"])
     config = {k: (await node.config_get(k))[k] for k in STARTED_WITH}
