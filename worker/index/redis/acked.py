@@ -61,14 +61,12 @@ class ReplicaAcks:
         if self._primary is None or self._primary_name != node.name:
             await self._drop()
             kwargs = {k: v for k, v in node.connection_kwargs.items() if k != "event_dispatcher"}
-            pool = aioredis.ConnectionPool(
-                connection_class=node.connection_class, max_connections=1, **kwargs
-            )
+            pool = aioredis.ConnectionPool(connection_class=node.connection_class, **kwargs)
             self._primary, self._primary_name = aioredis.Redis(connection_pool=pool), node.name
         return self._primary
 
     async def _drop(self) -> None:
-        if self._primary is not None and self._primary is not self.client:
+        if self._primary is not None:
             await self._primary.aclose(close_connection_pool=True)  # (its own pool)
         self._primary = None
 
