@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from worker.index.base import Entry, Rule, match, match_line
-from worker.index.postings import BandPostings, LinePostings
+from worker.index.postings import BandPostings, LinePostings, Read
 from worker.layout.bands import Bands
 from worker.model import Fingerprint, Probe
+from worker.text.lines import LINE_NEWEST
 from worker.text.sketch import SketchShape
 
 
@@ -31,7 +32,7 @@ class BandIndex:
         bands = Bands(*layout)
         self.rule = Rule.of_bands(bands, similarity, shape)
         self.postings = BandPostings(bands)
-        self.lines = LinePostings(bands.newest) if lines else None  # (short lines apart)
+        self.lines = LineIndex(bands.newest) if lines else None  # (short lines apart)
         self.exact: dict[bytes, str] = {}
         self.compared = 0  # candidates compared, so far
         self.read = 0  # bucket entries read, so far
@@ -43,7 +44,10 @@ class BandIndex:
         if exact != probe.id:
             return exact
         if self.lines is not None and probe.line:
-            return self._decide_line(probe, probe.line)
+            line_match, line_read = self.lines.decide(probe.id, probe.line)
+            self.read += line_read.entries
+            self.compared += len(line_read.candidates)
+            return line_match
         if probe.fingerprint is None or probe.sketch is None:
             return None
         read = self.postings.read(probe.fingerprint, probe.sketch, None)
@@ -55,19 +59,27 @@ class BandIndex:
         self.postings.post(Entry(probe.id, probe.fingerprint, self._seq, sketch=probe.sketch), near)
         return near.id if near else None
 
-    def _decide_line(self, probe: Probe, line: bytes) -> str | None:
-        assert self.lines is not None
-        read = self.lines.read(line, None)
-        self.read += read.entries
-        self.compared += len(read.candidates)
-        found = match_line(line, read.candidates, probe.id)
-        self._seq += 1
-        self.lines.post(Entry(probe.id, probe.fingerprint or 0, self._seq, line=line), None)
-        return found.id if found else None
-
     @property
     def largest_bucket(self) -> int:
         return self.postings.largest_bucket
+
+
+class LineIndex:
+    """Short lines decided one after another by their words, against the lines before
+    them (the index's LinePostings and line rule)."""
+
+    def __init__(self, newest: int = LINE_NEWEST) -> None:
+        self.postings = LinePostings(newest)
+        self._seq = 0
+
+    def decide(self, article_id: str, line: bytes) -> tuple[str | None, Read]:
+        """What the line is a near-duplicate of (None: none), and what was read; it is
+        indexed."""
+        read = self.postings.read(line, None)
+        found = match_line(line, read.candidates, article_id)
+        self._seq += 1
+        self.postings.post(Entry(article_id, 0, self._seq, line=line), None)
+        return (found.id if found else None), read
 
 
 def decide_by_bands(

@@ -31,14 +31,12 @@ def test_past_a_million_expected_articles_auto_takes_bands() -> None:
     assert large.layout_spec == "bands:16x4"
     assert wiring.layout(large) == Bands(16, 4)
     assert isinstance(wiring.redis_index(large), RedisBandIndex)  # (never connects)
-    assert wiring.fingerprinter(large).lines
     assert large.alert_threshold == 64
     related = Settings(expected_docs=5_000_000, threshold=7, related_threshold=9)
     assert related.layout_spec == "auto"  # related alerts need the tables
     assert isinstance(wiring.layout(related), Layout)
     named = Settings(expected_docs=5_000_000, layout="multi-index:4")
     assert named.layout_spec == "multi-index:4"
-    assert not wiring.fingerprinter(named).lines
 
 
 def test_a_band_layout_makes_band_indexes() -> None:
@@ -47,8 +45,6 @@ def test_a_band_layout_makes_band_indexes() -> None:
     shared = wiring.redis_index(settings)  # (never connects)
     assert isinstance(shared, RedisBandIndex)
     assert shared.bands == Bands(16, 4)
-    assert wiring.fingerprinter(settings).lines  # (short lines' units: only bands use them)
-    assert not wiring.fingerprinter(Settings()).lines
     with pytest.raises(ConfigError, match="related_threshold needs SimHash tables"):
         Settings(layout="bands:16x4", related_threshold=14)
     with pytest.raises(ConfigError, match="rows must be >= 3"):

@@ -14,7 +14,7 @@ MAX_SHINGLE_SIZE = 10
 SKETCH_BINS = 64  # the set sketch: one-permutation MinHash of this many bins (worker.text.sketch)
 SKETCH_BITS = 8  # ... keeping this many bits of each bin's minimum
 CHINESE_UNITS = "characters"  # or "jieba" (worker.text.features.ChineseUnits)
-MIN_WORDS = 10.0  # shorter texts get exact matching only (a character unit counts as half)
+MIN_WORDS = 10.0  # shorter texts get no fingerprint (a character unit counts as half)
 LAYOUT = "auto"  # the planner's choice of index tables (worker.layout.planner)
 EXPECTED_DOCS = 1_000_000  # the index size the automatic layout is planned for
 # Past this many expected articles the automatic layout is AUTO_BANDS, not SimHash tables: the

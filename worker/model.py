@@ -96,6 +96,12 @@ class Probe:
         if self.fingerprint is not None and not self.sketch:
             raise ValueError(f"probe {self.id!r}: a fingerprint needs its sketch")
 
+    @property
+    def table_key(self) -> int | None:
+        """The fingerprint SimHash tables find it by: none for a short line, which its words
+        find (worker.text.lines), whatever the layout."""
+        return None if self.line else self.fingerprint
+
 
 @dataclass(frozen=True)
 class Forget:

@@ -54,7 +54,6 @@ def fingerprinter(settings: Settings) -> Fingerprinter:
         idf,
         detect_format=settings.detect_format,
         main_content=settings.html_main_content,
-        lines=settings.bands,  # (what only band layouts judge by)
     )
 
 

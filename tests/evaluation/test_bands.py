@@ -56,7 +56,7 @@ def test_short_lines_are_judged_by_their_words_when_asked() -> None:
     from worker.text.fingerprint import Fingerprinter
 
     texts = [f"Storm closes the harbour for a {n} day" for n in ("second", "third")]
-    fps = Fingerprinter(lines=True).many(texts)
+    fps = Fingerprinter().many(texts)
     assert all(f.line is not None for f in fps)
     with_lines = decide_by_bands(fps, ["a", "b"], (16, 4), 0.6, SHAPE, lines=True)
     assert with_lines.predicted == [None, "a"]

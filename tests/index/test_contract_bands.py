@@ -143,65 +143,6 @@ async def test_a_crowded_bucket_is_read_newest_first_and_the_most_shared_wins(
     assert (v.candidates, v.hot_buckets) == (NEWEST + 9, 1)
 
 
-def line(words: str) -> bytes:
-    """A short line's units, as the fingerprinter keeps them."""
-    from worker.text.fingerprint import Fingerprinter
-
-    found = Fingerprinter(lines=True)(words).line
-    assert found is not None
-    return found
-
-
-async def test_short_lines_are_judged_by_their_words(make_index: MakeIndex) -> None:
-    index = make_index()
-    first = "Fix the race between the bucket cache and its reload"
-    await one(index, probe("first", None, content=first, line=line(first)))
-    one_word = "Fix the race between the bucket cache and its reloading"
-    two_words = "Fix a race between the bucket cache and the reload"
-    three = "Fix a race between one bucket cache and the reload"
-    other = "Bump the version of the bucket cache to two"
-    for name, text, expected in [
-        ("one word", one_word, ("first", 0.8)),  # (the words as sets: 8 of 10)
-        ("two words", two_words, ("first", 0.8)),
-        ("three words", three, ("two words", 0.9)),  # three from "first", one from "two words"
-        ("other", other, (None, None)),
-    ]:
-        v = await one(index, probe(name, None, content=text, line=line(text)))
-        assert (v.duplicate_of, v.similarity) == expected, name
-        assert v.distance is None  # (neither line has a search fingerprint)
-    far = "Fix one race between each bucket cache and every reload"
-    assert (await one(index, probe("far", None, content=far, line=line(far)))).kind is Kind.UNIQUE
-
-
-async def test_a_short_line_matches_the_nearest_line_then_the_first_seen(
-    make_index: MakeIndex,
-) -> None:
-    index = make_index()
-    for name, text, expected in [
-        ("first", "Fix the race between the bucket cache and its reload", None),
-        ("second", "Fix the race between the bucket cache and its reloading", "first"),
-        # one word from second, two from first
-        ("nearer", "Fix a race between the bucket cache and its reloading", "second"),
-        # one word from first and from second: the first seen
-        ("tie", "Fix the race between the bucket cache and its reloads", "first"),
-    ]:
-        v = await one(index, probe(name, None, content=text, line=line(text)))
-        assert v.duplicate_of == expected, name
-
-
-async def test_a_short_line_is_found_again_after_its_match_is_deleted(
-    make_index: MakeIndex,
-) -> None:
-    index = make_index()
-    texts = ["Update the docs for the scan command", "Update the docs for the scan commands"]
-    for n, text in enumerate(texts):
-        await one(index, probe(f"l{n}", None, content=text, line=line(text)))
-    assert await index.forget(["l0"]) == [True]
-    again = "Update these docs for the scan commands"
-    v = await one(index, probe("again", None, content=again, line=line(again)))
-    assert (v.kind, v.duplicate_of) == (Kind.NEAR, "l1")
-
-
 async def test_a_deleted_copy_stays_gone_when_its_match_is_deleted_too(
     make_index: MakeIndex,
 ) -> None:

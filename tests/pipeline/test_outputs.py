@@ -81,7 +81,7 @@ async def test_alerts_of_a_band_layout_fit_the_schema() -> None:
         json.dumps({"id": "v3", "text": "Bump the version to three"}).encode(),
     ]
     index = MemoryIndex(Bands(), IndexOptions())
-    decisions = await Pipeline(Fingerprinter(lines=True), index, 10_000).run(raws)
+    decisions = await Pipeline(Fingerprinter(), index, 10_000).run(raws)
     threshold = Settings(layout="bands:16x4").alert_threshold
     outs = [
         out

@@ -67,12 +67,11 @@ def test_similarity_is_the_jaccard_of_the_units() -> None:
     assert line_similarity(made(1, 2, 3, 4), made(1, 2, 3, 5)) == 0.6
 
 
-def test_a_fingerprinter_keeps_a_short_texts_units_only_when_asked() -> None:
+def test_a_fingerprinter_keeps_a_short_texts_units() -> None:
     from worker.text.fingerprint import Fingerprinter
 
     text = "Fix the race between the bucket cache and its reload"
-    assert Fingerprinter()(text).line is None
-    line = Fingerprinter(lines=True)(text).line
+    line = Fingerprinter()(text).line
     assert line is not None
     assert len(line) == 2 * 10  # ten units, 16 bits each
-    assert Fingerprinter(lines=True)(f"{text} {text} {text}").line is None  # 30 units
+    assert Fingerprinter()(f"{text} {text} {text}").line is None  # 30 units

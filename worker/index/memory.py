@@ -22,7 +22,7 @@ from worker.layout.bands import Bands
 from worker.layout.planner import default_layout
 from worker.layout.tables import Layout
 from worker.model import Forget, Kind, Owner, Probe, Verdict
-from worker.text.lines import line_similarity
+from worker.text.lines import LINE_NEWEST, line_similarity
 from worker.text.simhash import hamming
 
 
@@ -51,16 +51,17 @@ class MemoryIndex:
         self.layout = layout or default_layout()
         self.max_bucket_read = options.max_bucket_read  # (SimHash tables; bands: Bands.newest)
         self._postings: Postings
+        self._lines: LinePostings
         if isinstance(self.layout, Bands):
             self.rule = Rule.of_bands(self.layout, options.similarity)
             self.threshold = self.rule.threshold
             self._postings = BandPostings(self.layout)
-            self._lines: LinePostings | None = LinePostings(self.layout.newest)
+            self._lines = LinePostings(self.layout.newest)
         else:
             self.threshold = duplicate_threshold(self.layout, options.threshold)
             self.rule = Rule.of(self.layout, self.threshold, options.similarity)
             self._postings = TablePostings(self.layout, options.max_bucket_read)
-            self._lines = None
+            self._lines = LinePostings(LINE_NEWEST)
         self.retention_s = options.retention_s
         self.renew_on_match = options.renew_on_match
         self.redelivery_window_s = options.redelivery_window_s
@@ -145,7 +146,7 @@ class MemoryIndex:
         entry = None
         if verdict.kind is not Kind.EXACT:
             self._exact.setdefault(probe.content_hash, probe.id)
-            if probe.fingerprint is not None or (self._lines is not None and probe.line):
+            if probe.fingerprint is not None or probe.line:
                 near = self._records.get(verdict.duplicate_of or "")
                 matched = near.entry if near is not None and verdict.kind is Kind.NEAR else None
                 entry = self._insert(probe, now, matched)
@@ -159,14 +160,14 @@ class MemoryIndex:
     def _insert(self, probe: Probe | Entry, now: int, match: Entry | None) -> Entry:
         """Index an article (or an entry again) under a new sequence number."""
         self._seq += 1
-        line = (probe.line or b"") if self._lines is not None else b""
+        line = probe.line or b""
         fingerprint = probe.fingerprint if probe.fingerprint is not None else 0
         entry = Entry(probe.id, fingerprint, self._seq, now, probe.sketch or b"", line)
         self._postings_of(entry).post(entry, match)
         return entry
 
     def _postings_of(self, entry: Entry) -> Postings | LinePostings:
-        return self._lines if self._lines is not None and entry.line else self._postings
+        return self._lines if entry.line else self._postings
 
     def _renew(self, article_id: str, now: int) -> None:
         """The article starts its retention again: it moves to the end of its buckets."""
@@ -266,8 +267,8 @@ class MemoryIndex:
 
     def _find(self, probe: Probe, cutoff: int | None) -> tuple[Read, _Found | None]:
         """The probe's candidates, and its match among them: a short line's by the line
-        rule (with bands), any other's by the sketch rule."""
-        if self._lines is not None and probe.line:
+        rule, any other's by the sketch rule."""
+        if probe.line:
             read = self._lines.read(probe.line, cutoff)
             line = match_line(probe.line, read.candidates, probe.id)
             return read, (line, True, line_similarity(probe.line, line.line)) if line else None

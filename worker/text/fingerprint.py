@@ -62,15 +62,14 @@ class Fingerprinter:
         main_content: bool = defaults.MAIN_CONTENT,
         sketch_shape: SketchShape | None = None,
         native: bool = True,
-        lines: bool = False,
     ) -> None:
         """`idf` weighs the units of the search fingerprint (default: the table shipped with
         the package; with jieba words, jieba's own table for the Chinese ones), and by the
         square root of its count in the text (`damped`). With
         `detect_format`, a text whose format is not given is read as what it looks like
         (HTML, an e-mail, or text); without, as text. `main_content`: HTML without what
-        looks like navigation, headers and footers. `lines`: a short text keeps its units
-        too (Fingerprint.line), which band layouts judge it by."""
+        looks like navigation, headers and footers. A short text keeps its units too
+        (Fingerprint.line), which the index judges it by."""
         if min_words < 0:
             raise ValueError(f"min_words must be >= 0, got {min_words}")
         if not 1 <= shingle_size <= defaults.MAX_SHINGLE_SIZE:
@@ -82,7 +81,6 @@ class Fingerprinter:
         self.min_words = min_words
         self.detect_format = detect_format
         self.main_content = main_content
-        self.lines = lines
         self.sketch_shape = sketch_shape or SketchShape(defaults.SKETCH_BINS, defaults.SKETCH_BITS)
         if idf is None:
             idf = jieba_table() if self.chinese is ChineseUnits.JIEBA else default_table()
@@ -182,7 +180,7 @@ class Fingerprinter:
                     _AS_SENT + text_as_sent.encode("utf-8", "replace")
                 )
             line = None
-            if self.lines and LINE_MIN_UNITS <= n <= LINE_MAX_UNITS:
+            if LINE_MIN_UNITS <= n <= LINE_MAX_UNITS:
                 line = line_of(feature_hashes(self.units_of(text)))
             out.append(Fingerprint(content_hash, search, words, sketch, format, line))
         return out

@@ -19,6 +19,8 @@ from rapidfuzz.distance import Levenshtein
 LINE_MIN_UNITS = 4  # a line losing a word of five still has a line
 LINE_MAX_UNITS = 20  # longer texts have shingles enough for the sketch
 LINE_BANDS = 16
+LINE_NEWEST = 32  # a line bucket's newest postings read, each a candidate (band layouts: theirs)
+LINE_NEAR_LONG = 7  # lines of this many units may differ by two (line_rule)
 _ROWS = 2
 _rng = np.random.default_rng(20261205)  # (fixed: every process keys a line alike)
 # Multiply-shift hashing (Dietzfelbinger): the top 32 bits of a * u + c mod 2^64.
@@ -56,7 +58,7 @@ def line_rule(distance: int, a: bytes, b: bytes) -> bool:
     """Whether lines this far apart are near-duplicates: one unit changed, or two in lines
     of 7 units or more."""
     longer = max(len(a), len(b)) // 2
-    return distance <= 1 or (distance <= 2 and longer >= 7)
+    return distance <= 1 or (distance <= 2 and longer >= LINE_NEAR_LONG)
 
 
 def line_similarity(a: bytes, b: bytes) -> float:

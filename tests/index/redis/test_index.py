@@ -56,6 +56,7 @@ async def test_layout_is_recorded_and_a_different_one_is_refused(
         b"duplicate_bins": b"39",
         b"sketch": b"oph64x8",
         b"tables": b"63-48/0 47-32/0 31-16/0 15-0/0",
+        b"groups": str(group_bits(EXPECTED_DOCS)).encode(),
         b"exact_groups": str(group_bits(EXPECTED_DOCS, EXACT_PER_HASH)).encode(),
     }
     with pytest.raises(LayoutMismatch, match="duplicate_bins"):  # another similarity

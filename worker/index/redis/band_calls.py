@@ -3,18 +3,16 @@ article's (the script's header describes them)."""
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from worker.index.base import Rule
-from worker.index.redis.format import pack_position
+from worker.index.redis.format import pack_line, pack_position
 from worker.index.redis.frame import Frame
 from worker.index.redis.keys import NamespaceKeys
 from worker.index.redis.scripts import ARTICLES_PER_CALL
 from worker.layout.bands import Bands
 from worker.model import Probe
-from worker.text.lines import line_keys
 from worker.text.simhash import to_bytes
 
 
@@ -54,14 +52,5 @@ def _article(probe: Probe) -> list[Any]:
         to_bytes(fp) if fp is not None else b"",
         probe.sketch if fp is not None and probe.sketch else b"",
         pack_position(probe.position),
-        _line(probe.line) if probe.line else b"",
+        pack_line(probe.line) if probe.line else b"",
     ]
-
-
-def _line(line: bytes) -> bytes:
-    """A short line's units, then its band keys without their band's number (the band's
-    number is their place), 4 bytes each: the low 16 bits of each of the band's two minima,
-    (a minimum's high bits are mostly zeros, its low bits spread evenly over the groups)."""
-    return line + b"".join(
-        struct.pack(">HH", (key >> 32) & 0xFFFF, key & 0xFFFF) for key in line_keys(line)
-    )

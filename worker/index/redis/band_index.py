@@ -12,7 +12,7 @@ from worker.index.base import IndexOptions, Rule
 from worker.index.redis import guard
 from worker.index.redis.band_calls import BandCalls
 from worker.index.redis.client import Client
-from worker.index.redis.format import BANDS_FORMAT, group_bits
+from worker.index.redis.format import BANDS_FORMAT
 from worker.index.redis.namespace_index import NamespaceIndex
 from worker.index.redis.nearest import BucketRead
 from worker.index.redis.replies import verdicts_of
@@ -42,7 +42,6 @@ class RedisBandIndex(NamespaceIndex):
             client, namespace, options, fingerprint_spec, on_reset, expected_docs, replicas_acked
         )
         self.bands = bands
-        self.groups = group_bits(expected_docs)
         self.threshold = SIMHASH_BITS
         self.rule = Rule.of_bands(bands, options.similarity)
         self._band_calls = BandCalls(

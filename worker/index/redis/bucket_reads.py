@@ -1,4 +1,4 @@
-"""The first step of a check over SimHash tables: for each article with a fingerprint, the
+"""The first step of a check over SimHash tables: for each article with a table key, the
 nearest entries of its probed buckets (the rule's candidates), and the sequence counter they
 were read at (the snapshot). From the worker's copy of the buckets (bucket_cache.py), or
 with MGETs when a table is too wide to copy. Expiry is judged by Redis's clock, as the
@@ -51,7 +51,7 @@ class BucketReads:
         it was brought up to it). A probe whose buckets there are over `max_bucket_read` gets
         None: the cache keeps entries removed since, which may push live ones out of the
         newest, so the script reads Redis's buckets."""
-        simhashes = [p.fingerprint for p in probes if p.fingerprint is not None]
+        simhashes = [p.table_key for p in probes if p.table_key is not None]
         rule, cutoff = self.rule, self._cutoff(now_s)
         search = Search(rule.search_radius, rule.max_candidates, self.max_bucket_read, cutoff)
         found = cache.nearest(simhashes, search) if simhashes else []
@@ -59,7 +59,7 @@ class BucketReads:
 
     async def from_redis(self, probes: Sequence[Probe]) -> list[BucketRead | None]:
         """With MGETs of the probed buckets."""
-        simhashes = [p.fingerprint for p in probes if p.fingerprint is not None]
+        simhashes = [p.table_key for p in probes if p.table_key is not None]
         snapshots, buckets, now_s = await self._mget(simhashes)
         cutoff = self._cutoff(now_s)
         per = self.addresses.per_fingerprint
@@ -87,14 +87,14 @@ class BucketReads:
         found: Sequence[Nearest],
         cached: bool,
     ) -> list[BucketRead | None]:
-        simhashes = [p.fingerprint for p in probes if p.fingerprint is not None]
+        simhashes = [p.table_key for p in probes if p.table_key is not None]
         reads = iter(
             [
                 None if cached and one.hot else BucketRead(snapshot, one, self._expired(fp, one))
                 for snapshot, fp, one in zip(snapshots, simhashes, found, strict=True)
             ]
         )
-        return [next(reads) if p.fingerprint is not None else None for p in probes]
+        return [next(reads) if p.table_key is not None else None for p in probes]
 
     async def _mget(self, simhashes: list[int]) -> tuple[list[int], list[bytes | None], int]:
         """Each fingerprint's snapshot, and the values of its probed buckets

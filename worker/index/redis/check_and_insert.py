@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from worker.index.base import Rule
-from worker.index.redis.format import pack_position
+from worker.index.redis.format import pack_line, pack_position
 from worker.index.redis.frame import Frame
 from worker.index.redis.keys import NamespaceKeys
 from worker.index.redis.nearest import BucketRead, earlier_within, within_earlier_calls
@@ -105,7 +105,7 @@ class CheckAndInsertCalls:
                 before += earlier_call.simhashes
         for start, stop in self._groups(probes, reads):
             group = probes[start:stop]
-            simhashes = [p.fingerprint for p in group]
+            simhashes = [p.table_key for p in group]
             record = None if in_order is None else CallRecord(in_order.record_key(), simhashes)
             call = [
                 *self._frame.head(epoch, guard()),
@@ -131,7 +131,7 @@ class CheckAndInsertCalls:
         call holds Redis's thread up for long."""
         groups, start, searched = [], 0, 0
         for i, (probe, read) in enumerate(zip(probes, reads, strict=True)):
-            here = read is None and probe.fingerprint is not None and self._reads_buckets
+            here = read is None and probe.table_key is not None and self._reads_buckets
             if i > start and (
                 i - start == ARTICLES_PER_CALL or searched + here > SEARCHED_PER_CALL
             ):
@@ -152,6 +152,7 @@ class CheckAndInsertCalls:
             to_bytes(fp) if fp is not None else b"",
             probe.sketch if fp is not None and probe.sketch else b"",
             pack_position(probe.position),
+            pack_line(probe.line) if probe.line else b"",
         ]
         if read is None:  # the worker read nothing: the script searches the buckets
             argv += [b"", b"", b"", b"", 0, 0, 0]

@@ -18,11 +18,12 @@ import numpy as np
 
 from worker import defaults
 from worker.model import Kind
+from worker.text.lines import line_keys
 
 # Bump when the record, the entry or the key layout changes: an index of another format is
 # refused (it is stored with the layout). Tables and bands count apart, so that a change to
 # one does not make users of the other rebuild.
-LAYOUT_FORMAT = "9"
+LAYOUT_FORMAT = "10"
 BANDS_FORMAT = "11"
 
 # A sequence number is NUMBER_BYTES big-endian: 2^48 numbers, ~890 years of 10,000 new
@@ -145,6 +146,15 @@ def posting_bytes(groups: int) -> int:
 def pack_position(position: tuple[int, int] | None) -> bytes:
     """A message's place in the input topic, (partition, offset), as records hold it."""
     return NO_POSITION if position is None else struct.pack(">IQ", *position)
+
+
+def pack_line(units: bytes) -> bytes:
+    """A short line's units, then its band keys without their band's number (the band's
+    number is their place), 4 bytes each: the low 16 bits of each of the band's two minima,
+    (a minimum's high bits are mostly zeros, its low bits spread evenly over the groups)."""
+    return units + b"".join(
+        struct.pack(">HH", (key >> 32) & 0xFFFF, key & 0xFFFF) for key in line_keys(units)
+    )
 
 
 def unpack_position(raw: bytes) -> tuple[int, int] | None:

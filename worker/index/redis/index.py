@@ -87,7 +87,8 @@ class RedisIndex(NamespaceIndex):
             on_reset: told why when the index turns out emptied or rolled back under the
                 worker, which logs it, takes in the index as it is now and goes on.
             expected_docs: the articles it is expected to hold, which sizes its exact
-                hashes (format.EXACT_PER_HASH).
+                hashes (format.EXACT_PER_HASH) and its short lines' group strings
+                (format.group_bits).
             replicas_acked: a batch's verdicts are given out once this many replicas hold
                 its writes (acked.py; 0: at once).
         """
@@ -171,6 +172,7 @@ class RedisIndex(NamespaceIndex):
             "duplicate_bins": str(self.rule.duplicate_bins),
             "sketch": self.rule.shape.spec(),
             "tables": self.layout.spec(),
+            "groups": str(self.groups),  # (its short lines' buckets)
             "exact_groups": str(self.exact_groups),
         }
         if self.fingerprint_spec is not None:

@@ -48,6 +48,7 @@ class NamespaceIndex:
         self.client = client
         # (fixed when the namespace is made, and stored: lua/lib.lua, exact_key)
         self.exact_groups = group_bits(expected_docs, EXACT_PER_HASH)
+        self.groups = group_bits(expected_docs)  # (of the band and short lines' buckets)
         self.namespace = namespace
         self.max_bucket_read = options.max_bucket_read
         self.retention_s = options.retention_s

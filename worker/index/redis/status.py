@@ -55,8 +55,9 @@ async def read_status(client: Client, namespace: str) -> Status:
         bands = described.get("layout") == "bands"
         size = posting_bytes(int(described["groups"])) if bands else ENTRY_BYTES
         # (band layouts: the group strings of band and line buckets, not dependents' lists
-        # nor the lines hash)
-        postings = tuple(keys.buckets.encode() + k for k in ((b"b", b"l") if bands else (b"",)))
+        # nor the lines hash; tables: their buckets, whose keys start with the table number)
+        kinds = (b"b", b"l") if bands else tuple(str(d).encode() for d in range(10))
+        postings = tuple(keys.buckets.encode() + k for k in kinds)
         fields = {keys.ids.encode(): 0, keys.exact.encode(): 0}
         sizes: Counter[int] = Counter()
         largest = entries = 0

@@ -162,8 +162,13 @@ local function search_buckets(art)
   return (judge(art, list))
 end
 
--- The best earlier match within radius, or nil.
+-- The best earlier match within radius (a short line's: lines.lua), or nil.
 local function near_match(art)
+  if art.line ~= '' then
+    line_split = line_split or split_of(tonumber(redis.call('HGET', KEYS[4], 'groups')))
+    return lines.search(art, line_split, LINE_NEWEST,
+                        function(_, fp) return distance(art.f, fp, 1) end)
+  end
   if art.fp == '' or max_read <= 0 then return nil end
   if art.snapshot ~= '' and snapshots_hold then
     local best = search_since(art, tonumber(art.snapshot))
@@ -178,6 +183,7 @@ end
 -- a fingerprint) and its entry (nil without).
 local function insert(art, place)
   pending.first[art.content] = art.id
+  if art.line ~= '' then return add_line(art.id, art.line, art.buckets) end
   if art.fp == '' then return NO_NUMBER end
   local names = {}
   for j, t in ipairs(tables) do names[j] = bucket(t, art.keys[j]) end
@@ -189,7 +195,9 @@ end
 -- The article (`held`: its record) moves to the end of its buckets under a new number
 -- (frame.lua, renew).
 local function reindex(id, held)
+  local line = redis.call('HGET', lines_key(prefix), rec_seq(held))
   unindex(KEYS, prefix, held)
+  if line then return add_line(id, line) end
   local fp = rec_fingerprint(held)
   local spec = redis.call('HGET', KEYS[4], 'tables')
   local seq, entry = add_entry(id, fp, bucket_keys_of(spec, fp, prefix))

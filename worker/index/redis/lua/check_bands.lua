@@ -22,7 +22,6 @@ local A = FRAME_ARGS
 local duplicate_bins, compared = tonumber(ARGV[A + 1]), tonumber(ARGV[A + 2])
 local newest = tonumber(ARGV[A + 3])
 local shape = layout_of(KEYS[4])
-local LINE_NEAR_LONG = 7  -- (worker/text/lines.py, line_rule) lines this long may differ by 2
 
 local function parse_article(a)
   local art = {id = ARGV[a], content = ARGV[a + 1], fp = ARGV[a + 2], sketch = ARGV[a + 3],
@@ -49,103 +48,6 @@ local function distance(art, fp)
     end
   end
   return d
-end
-
--- A line's units (2 bytes each), as numbers.
-local function units_of(line)
-  local bytes, out = {byte(line, 1, -1)}, {}
-  for k = 1, #bytes, 2 do out[#out + 1] = bytes[k] * 256 + bytes[k + 1] end
-  return out
-end
-
--- Word edit distance between two lines' units (units_of) when it is at most `limit`, else
--- limit + 1: only the cells within `limit` of the diagonal are computed.
-local function line_distance(a, b, limit)
-  local n, m, over = #a, #b, limit + 1
-  if math.abs(n - m) > limit then return over end
-  local previous = {}
-  for j = 0, math.min(m, limit) do previous[j] = j end
-  for i = 1, n do
-    local current, least = {}, over
-    for j = math.max(0, i - limit), math.min(m, i + limit) do
-      local v = i
-      if j > 0 then
-        v = (previous[j - 1] or over) + (a[i] == b[j] and 0 or 1)
-        v = math.min(v, (previous[j] or over) + 1, (current[j - 1] or over) + 1, over)
-      end
-      current[j] = v
-      if v < least then least = v end
-    end
-    if least > limit then return over end
-    previous = current
-  end
-  return previous[m] or over
-end
-
--- The share of the two lines' distinct units that they have in common.
-local function line_similarity(a, b)
-  local x, y, both, either = {}, {}, 0, 0
-  for at = 1, #a, 2 do x[string.sub(a, at, at + 1)] = true end
-  for at = 1, #b, 2 do y[string.sub(b, at, at + 1)] = true end
-  for unit in pairs(x) do
-    either = either + 1
-    if y[unit] then both = both + 1 end
-  end
-  for unit in pairs(y) do if not x[unit] then either = either + 1 end end
-  return either == 0 and 1 or both / either
-end
-
--- A short line's match: of every posting read, the line fewest units away that line_rule
--- makes a near-duplicate (between equals, the first seen). Its `agreeing` holds the lines'
--- similarity in hundredths, from LINE_SIMILARITY (lib.lua). A line is indexed while the
--- lines hash holds it (postings.lua), so only the match's id is looked up.
-local function search_line(art)
-  local units = line_units(art.line)
-  local mine = units_of(units)
-  art.buckets = line_keys_of(art.line, prefix, shape.split)
-  local read = read_postings(art, art.buckets, newest)
-  local seqs, seen = {}, {}
-  for _, list in ipairs(read) do
-    for _, seq in ipairs(list) do
-      if not seen[seq] then seen[seq], seqs[#seqs + 1] = true, seq end
-    end
-  end
-  if #seqs == 0 then return nil end
-  local held = redis.call('HMGET', lines_key(prefix), unpack(seqs))
-  local has = {}
-  for _, unit in ipairs(mine) do has[unit] = true end
-  local near = {}
-  for i, seq in ipairs(seqs) do
-    local other = held[i] or pending.line[seq]
-    if other then
-      local theirs = units_of(line_units(other))
-      local longer = math.max(#mine, #theirs)
-      local limit = longer >= LINE_NEAR_LONG and 2 or 1
-      -- (units of theirs not in mine must change: too many, and no alignment is asked for)
-      local shared = 0
-      for _, unit in ipairs(theirs) do if has[unit] then shared = shared + 1 end end
-      if longer - shared <= limit then
-        local d = line_distance(mine, theirs, limit)
-        if d <= limit then near[#near + 1] = {d, seq, line_units(other)} end
-      end
-    end
-  end
-  table.sort(near, function(x, y) return before({x[1], x[2]}, {y[1], y[2]}) end)
-  for _, found in ipairs(near) do
-    local seq = found[2]
-    local owner = pending.owner[seq] or redis.call('HGET', ids_key(KEYS, seq), seq)
-    local record = owner and owner ~= art.id and record_of(owner)
-    if record and expired(record) then
-      take_out({record})
-    elseif record then
-      local fp = rec_has_fingerprint(record) and rec_fingerprint(record) or nil
-      local similarity = line_similarity(units, found[3])
-      return {owner = owner, record = record, near = true, fp = fp,
-              d = (fp and art.fp ~= '') and distance(art, fp) or NO_DISTANCE,
-              agreeing = LINE_SIMILARITY + math.floor(similarity * 100 + 0.5)}
-    end
-  end
-  return nil
 end
 
 -- An article's match by its sketch among the postings of its bands.
@@ -194,18 +96,9 @@ local function search_bands(art)
 end
 
 local function search(art)
-  if art.line ~= '' then return search_line(art) end
+  if art.line ~= '' then return lines.search(art, shape.split, newest, distance) end
   if art.fp ~= '' and #art.sketch == SKETCH then return search_bands(art) end
   return nil
-end
-
--- A posting of number `seq`, appended to each of `buckets` (a bucket read with SPILL
--- postings in its group moves them to its own string first).
-local function post(buckets, seq)
-  for _, bucket in ipairs(buckets) do
-    if bucket.own == false and bucket.count >= SPILL then spill(bucket) end
-    post_one(bucket, seq)
-  end
 end
 
 -- Index an article: its content hash is now its, and a short line is posted under its line
@@ -214,15 +107,14 @@ local function insert(art, place, match)
   pending.first[art.content] = art.id
   if art.line ~= '' then
     local seq = new_number(art.id)
-    pending.line[seq] = art.line
-    post(art.buckets or line_keys_of(art.line, prefix, shape.split), seq)
+    lines.post(art.line, seq, shape.split, art.buckets)
     return seq
   end
   if art.fp == '' or #art.sketch ~= SKETCH then return NO_NUMBER end
   local seq = new_number(art.id)
   local mine = art.buckets or band_keys_of(shape, art.sketch, prefix)
   if not match or not rec_has_fingerprint(match.record) then
-    post(mine, seq)
+    post_all(mine, seq)
     return seq
   end
   local theirs, novel, skipped = rec_sketch(match.record), {}, false
@@ -233,7 +125,7 @@ local function insert(art, place, match)
       novel[#novel + 1] = bucket
     end
   end
-  post(novel, seq)
+  post_all(novel, seq)
   if skipped then redis.call('APPEND', dependents_key(prefix, rec_seq(match.record)), seq) end
   return seq
 end
@@ -245,10 +137,9 @@ local function reindex(id, held)
   local seq = new_number(id)
   unindex(KEYS, prefix, held, nil, seq)
   if line then
-    pending.line[seq] = line
-    post(line_keys_of(line, prefix, shape.split), seq)
+    lines.post(line, seq, shape.split)
   else
-    post(band_keys_of(shape, rec_sketch(held), prefix), seq)
+    post_all(band_keys_of(shape, rec_sketch(held), prefix), seq)
   end
   return seq
 end

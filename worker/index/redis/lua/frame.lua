@@ -55,7 +55,7 @@ local counter = first_seq
 local written = first_seq  -- the counter as Redis holds it
 local function nothing_pending()
   -- ring: entries written+1 on (tables); owner: seq -> id; doc: id -> record;
-  -- first: content hash -> id; line: seq -> a short line (bands)
+  -- first: content hash -> id; line: seq -> a short line
   return {ring = {}, owner = {}, doc = {}, first = {}, line = {}}
 end
 local pending = nothing_pending()

@@ -57,6 +57,15 @@ local function spill(bucket)
   bucket.own = true
 end
 
+-- A posting of number `seq`, appended to each of `buckets` (a bucket read with SPILL
+-- postings in its group moves them to its own string first).
+local function post_all(buckets, seq)
+  for _, bucket in ipairs(buckets) do
+    if bucket.own == false and bucket.count >= SPILL then spill(bucket) end
+    post_one(bucket, seq)
+  end
+end
+
 -- The postings of `buckets`: the `newest` of each, as lists of numbers per bucket,
 -- counting what was read into the article's `candidates` and `hot`.
 local function read_postings(art, buckets, newest)

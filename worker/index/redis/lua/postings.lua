@@ -2,15 +2,16 @@
 -- text, for a renewed article and for articles older than the retention window). Shared by
 -- every script (after lib.lua). The index's layout is stored in its meta record (field
 -- `tables`): SimHash tables (worker/layout/tables.py, Table.spec) or "bands:BxR"
--- (worker/layout/bands.py), whose buckets share group strings (field `groups`: the bits of a
--- bucket's key that name its group). Every postings key starts with the scripts' postings
+-- (worker/layout/bands.py); band and line buckets share group strings (field `groups`: the
+-- bits of a bucket's key that name its group). Every postings key starts with the scripts' postings
 -- prefix:
 --   tables: prefix .. table number .. ':' .. the table key in hex; a STRING of ENTRY entries
 --   bands:  prefix .. 'b' .. the band's number (1 byte) .. its group (bucket_of); a STRING of
 --           the postings of the group's buckets, oldest first, each led by its bucket's
 --           check (the key's other bits) and then the article's number; a bucket with more
 --           than SPILL has them in a string of its own instead: the same key and its check
---   lines:  prefix .. 'l' .. the band's number (1 byte) .. its group; the same
+--   lines:  prefix .. 'l' .. the band's number (1 byte) .. its group; the same (short lines,
+--           in every layout: lines.lua)
 --   prefix .. 'd' .. a sequence number: the numbers of the article's dependents,
 --           the near-duplicates posted only under the bands they do not share with it
 --   prefix .. 'n': HASH, sequence number -> a short line's units (2 bytes each), then its
@@ -62,12 +63,12 @@ local function split_of(groups)
   return {span = 2 ^ (32 - groups), from = 5 - math.ceil((32 - groups) / 8)}
 end
 
--- The band layout in `meta`: {bands =, rows =, groups =}, and the stored spec; nil and the
--- spec for tables.
+-- The band layout in `meta`: {bands =, rows =, split = split_of(groups)}, and the stored
+-- spec; for tables nil, the spec and the groups of their short lines' buckets.
 local function layout_of(meta)
   local stored = redis.call('HMGET', meta, 'tables', 'groups')
   local bands, rows = string.match(stored[1] or '', '^bands:(%d+)x(%d+)$')
-  if not bands then return nil, stored[1] end
+  if not bands then return nil, stored[1], tonumber(stored[2]) end
   return {bands = tonumber(bands), rows = tonumber(rows), split = split_of(tonumber(stored[2]))},
          stored[1]
 end
@@ -199,20 +200,24 @@ local function post_one(bucket, seq)
   redis.call('APPEND', own and own_key(bucket) or bucket[1], bucket[2] .. seq)
 end
 
+-- If number `seq` is a short line's (lines.lua), its postings out of its line buckets
+-- (`split`: split_of's), and out of the lines hash; whether it was. (A line has no
+-- dependents.)
+local function unpost_line(prefix, split, seq)
+  local line = redis.call('HGET', lines_key(prefix), seq)
+  if not line then return false end
+  for _, bucket in ipairs(line_keys_of(line, prefix, split)) do remove_posting(bucket, seq) end
+  redis.call('HDEL', lines_key(prefix), seq)
+  return true
+end
+
 -- A band article's postings out of its buckets. Its dependents move to `successor` (the same
 -- article under a new number, posted under every band), or else are posted under the bands
 -- they skipped: those they share with it. (A dependent taken out since, or renewed, no longer
 -- holds its number in the ids hash and its record: it is passed over.) `K`: as in unindex;
 -- `shape`: layout_of's.
 local function unpost_bands(K, prefix, shape, record, seq, successor)
-  local line = redis.call('HGET', lines_key(prefix), seq)
-  if line then  -- (a short line has no dependents)
-    for _, bucket in ipairs(line_keys_of(line, prefix, shape.split)) do
-      remove_posting(bucket, seq)
-    end
-    redis.call('HDEL', lines_key(prefix), seq)
-    return
-  end
+  if unpost_line(prefix, shape.split, seq) then return end
   if not rec_has_fingerprint(record) then return end
   local mine = band_keys_of(shape, rec_sketch(record), prefix)
   for _, bucket in ipairs(mine) do remove_posting(bucket, seq) end
@@ -248,19 +253,20 @@ local function unindex(K, prefix, record, cutoff_s, successor)
   local meta, recent = K[4], K[5]
   local seq = rec_seq(record)
   if seq == NO_NUMBER then return end
-  local shape, spec = layout_of(meta)
+  local shape, spec, groups = layout_of(meta)
   if shape then
     unpost_bands(K, prefix, shape, record, seq, successor)
     redis.call('HDEL', ids_key(K, seq), seq)
     return
   end
+  local line = unpost_line(prefix, split_of(groups), seq)
   local offset = recent_offset(unpack_number(seq))
   if redis.call('GETRANGE', recent, offset + ENTRY_SEQ, offset + ENTRY_SEQ + NUMBER - 1) == seq then
     -- Its number stays, so that a caller can still tell whose slot it is (since.lua); its
     -- fingerprint and seen time are zeroed, which marks it removed.
     redis.call('SETRANGE', recent, offset, ZERO8 .. seq .. ZERO4)
   end
-  for _, bucket in ipairs(bucket_keys_of(spec, rec_fingerprint(record), prefix)) do
+  for _, bucket in ipairs(line and {} or bucket_keys_of(spec, rec_fingerprint(record), prefix)) do
     if cutoff_s then
       local blob = redis.call('GET', bucket)
       if blob then cut_expired(bucket, blob, cutoff_s) end

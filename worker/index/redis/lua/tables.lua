@@ -30,7 +30,8 @@
 -- Then per article, one after another:
 --   id; content hash, 16 raw bytes; fingerprint, 8 raw bytes big-endian, or "" when the text
 --   is too short; its sketch (SKETCH bytes), or ""; the message's position in the input topic
---   (12 bytes: NO_POSITION outside a stream);
+--   (12 bytes: NO_POSITION outside a stream); its short line, as check_bands.lua's ("": none;
+--   a line is searched and posted by lines.lua alone, whatever else it is sent with);
 --   snapshot: the sequence counter as the caller read it together with the buckets this
 --   article probes ("": the caller read nothing, the buckets are searched here);
 --   the caller's nearest entries within radius in that read, at most ARGV[8], nearest first, one
@@ -112,14 +113,25 @@ local function add_entry(id, fp, names)
   return seq, entry
 end
 
+-- A short line's new number, its ring entry zeroed but for the number (lines.lua), and its
+-- postings (`buckets`: as its search read them, or nil).
+local line_split
+local function add_line(id, line, buckets)
+  local seq = new_number(id)
+  pending.ring[#pending.ring + 1] = ZERO8 .. seq .. ZERO4
+  line_split = line_split or split_of(tonumber(redis.call('HGET', KEYS[4], 'groups')))
+  lines.post(line, seq, line_split, buckets)
+  return seq
+end
+
 -- The arguments of the article that start at ARGV[a], and where the next article's start.
 local function parse_article(a)
   local art = {id = ARGV[a], content = ARGV[a + 1], fp = ARGV[a + 2], sketch = ARGV[a + 3],
-               position = ARGV[a + 4], snapshot = ARGV[a + 5], found = ARGV[a + 6],
-               earlier = ARGV[a + 7], earlier_calls = ARGV[a + 8],
-               read_candidates = tonumber(ARGV[a + 9]), read_hot = tonumber(ARGV[a + 10]),
-               expired_from = a + 12, keys = {}, candidates = 0, hot = 0}
-  art.expired_to = a + 11 + tonumber(ARGV[a + 11])
+               position = ARGV[a + 4], line = ARGV[a + 5], snapshot = ARGV[a + 6],
+               found = ARGV[a + 7], earlier = ARGV[a + 8], earlier_calls = ARGV[a + 9],
+               read_candidates = tonumber(ARGV[a + 10]), read_hot = tonumber(ARGV[a + 11]),
+               expired_from = a + 13, keys = {}, candidates = 0, hot = 0}
+  art.expired_to = a + 12 + tonumber(ARGV[a + 12])
   local next_article = art.expired_to + 1
   if art.fp ~= '' then
     for j = 1, #tables do art.keys[j] = bit.tobit(tonumber(ARGV[art.expired_to + j])) end
