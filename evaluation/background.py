@@ -9,7 +9,10 @@ Chinese news from People's Daily's, documentation recombined from the English ma
 blocks of lines, e-mail messages of those English sentences (a third of them replies quoting
 an earlier one, a quarter HTML; read as the worker reads e-mail), short lines from the manual
 pages' and the news articles' lines (not the short lines set's) with up to three words
-replaced.
+replaced. The sets of manuals in other languages have their own, of the same language and
+kind and never of the set's own pages (sources): the other man pages of the language, other
+Debian manuals in the Debian Reference's, recombined by blocks; for the re-scraped sites,
+those blocks as pages of the site, in its two templates and with its navigation.
 They are fingerprinted once and indexed (the embedded index, which decides as the shared
 one does: evaluation/parity.py) before each set. A verdict that points at a background
 document counts as the set's own truth would count it were that document in the set (the
@@ -24,6 +27,7 @@ import asyncio
 import dataclasses
 import random
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
@@ -32,14 +36,14 @@ from typing import Any
 
 import click
 
-from evaluation import corpora, mail
+from evaluation import corpora, mail, rescraped
 from evaluation.__main__ import parse_settings
 from evaluation.datasets import EvalSet, Item
 from evaluation.devsets import every_set
 from evaluation.methods import DedupWorkerDetector
 from evaluation.metrics import score
 from evaluation.short_lines import line_truth, source_lines
-from evaluation.truth import DIFFERENT, DUPLICATE, shingle_set
+from evaluation.truth import DIFFERENT, DUPLICATE, shingle_set, visible_text
 from worker import wiring
 from worker.model import Probe
 from worker.settings import Settings
@@ -61,6 +65,14 @@ BACKGROUNDS = {
     "newsletters": "mail",
     "short": "lines",
     "short lines": "lines",
+    # (the manuals in other languages: each its own, named as the set)
+    **{f"manuals {language}": f"manuals {language}" for language in corpora.MAN_LANGUAGES},
+    **{f"reference {language}": f"reference {language}" for language in corpora.OTHER_MANUALS},
+    **{
+        name: name
+        for site in ("ja", "zh-cn")
+        for name in (f"re-scraped {site}", f"re-scraped {site}, sphinx to mkdocs")
+    },
 }
 PREFIX = "background-"
 
@@ -87,18 +99,87 @@ def documents(kind: str, rng: random.Random) -> Iterator[str]:
             for at in rng.sample(range(len(line)), min(rng.randint(0, 3), len(line))):
                 line[at] = rng.choice(words)
             yield " ".join(line)
-    pages = []
-    for _, text in corpora.english_man_pages():
-        rows = [r.strip() for r in text.splitlines() if r.strip()]
-        blocks = [" ".join(rows[i : i + 4]) for i in range(0, len(rows), 4)]
-        if len(blocks) >= 8:
-            pages.append(blocks)
+    pages = [blocks(text) for _, text in sources(kind)]
+    recombining = recombined([page for page in pages if len(page) >= 8], rng)
+    if kind.startswith("re-scraped "):
+        yield from site_pages(kind, recombining, rng)
+    for page in recombining:
+        yield "\n".join(page)
+
+
+def blocks(text: str) -> list[str]:
+    """A page's lines in blocks of four."""
+    rows = [r.strip() for r in text.splitlines() if r.strip()]
+    return [" ".join(rows[i : i + 4]) for i in range(0, len(rows), 4)]
+
+
+def recombined(pages: list[list[str]], rng: random.Random) -> Iterator[list[str]]:
+    """Pages of blocks: a run of one page's, then a few of others'."""
     while True:
         page = rng.choice(pages)
         start = rng.randrange(len(page))
         own = page[start : start + rng.randint(10, 60)]
         others = [rng.choice(rng.choice(pages)) for _ in range(rng.randint(2, 10))]
-        yield "\n".join(own + others)
+        yield own + others
+
+
+def sources(kind: str) -> list[tuple[str, str]]:
+    """What a background of documentation is recombined from, (path, text), without the
+    pages its set is made of (set_sources): for "manuals", the English man pages (no set's);
+    for the manuals in another language, the man pages of that language that other packages
+    than manpages-<language> ship; for the reference and the re-scraped sites, other Debian
+    manuals in the language (corpora.OTHER_MANUALS), as text."""
+    if kind == "manuals":
+        return [(f"usr/share/man/{name}.gz", text) for name, text in corpora.english_man_pages()]
+    family, language = _family_and_language(kind)
+    if family == "manuals":
+        found = [
+            (f"usr/share/man/{language}/{name}.gz", text)
+            for name, text in corpora.other_man_pages(language)
+        ]
+    else:
+        found = [(path, visible_text(html)) for path, html in corpora.other_manuals(language)]
+    taken = set_sources(kind)
+    return [(path, text) for path, text in found if path not in taken]
+
+
+def set_sources(kind: str) -> set[str]:
+    """The files (paths under the root they are unpacked in) the set of a background's kind
+    reads its pages from: every man page of manpages-<language>, every chapter of the Debian
+    Reference in the language (the re-scraped sites take theirs from all of them)."""
+    if kind == "manuals":
+        return set()  # (its sets are HTML sites and legal texts: none is a man page)
+    family, language = _family_and_language(kind)
+    if family == "manuals":
+        return {f"usr/share/man/{language}/{name}.gz" for name, _ in corpora.man_pages(language)}
+    return {
+        f"usr/share/debian-reference/{chapter}.{language}.html"
+        for chapter, _ in corpora.reference_chapters(language)
+    }
+
+
+def _family_and_language(kind: str) -> tuple[str, str]:
+    """The family of a kind named as its set (manuals, reference, re-scraped), its language."""
+    family, language = kind.removesuffix(", sphinx to mkdocs").split(" ")
+    return family, language
+
+
+def site_pages(kind: str, pages: Iterator[list[str]], rng: random.Random) -> Iterator[str]:
+    """Pages of blocks as pages of the re-scraped site of `kind`: in its template before or
+    after the redesign (each page a paragraph a block, titled by its first words), with the
+    navigation its set's pages carry."""
+    site, _, themes = kind.removeprefix("re-scraped ").partition(", ")
+    old_page, new_page = rescraped.THEMES[themes or "classic"]
+    chrome = rescraped.CHROME[site]
+    menu = rescraped.navigation(site)
+    for n, page in enumerate(pages):
+        title = page[0][:24]  # (both sites' scripts are written without spaces)
+        content = "".join(f"<p>{escape(block)}</p>" for block in page)
+        made = rescraped.Page(f"background-{n}", escape(title), content)
+        if rng.random() < 0.5:
+            yield old_page(made, chrome, menu)
+        else:
+            yield new_page(made, content, chrome, menu, rng)
 
 
 def messages(rng: random.Random) -> Iterator[str]:
@@ -141,15 +222,17 @@ def background(kind: str, count: int, settings: Settings, seed: int) -> tuple[li
     """`count` documents of `kind`, fingerprinted; and a function from an id to its text."""
     supply = documents(kind, random.Random(f"{seed}-{kind}"))
     fingerprinter = wiring.fingerprinter(settings)
-    texts: list[str] = []
+    texts: list[bytes] = []  # (compressed: a million pages of a site fill the memory as text)
     probes: list[Probe] = []
     while len(texts) < count:
         batch = [next(supply) for _ in range(min(1000, count - len(texts)))]
         read = [reader_text(t)[0] for t in batch] if kind == "mail" else batch
         for n, f in enumerate(fingerprinter.many(read), start=len(texts)):
             probes.append(Probe(f"{PREFIX}{n}", f.content_hash, f.search, f.sketch, line=f.line))
-        texts += batch
-    return probes, lambda item_id: texts[int(item_id.removeprefix(PREFIX))]
+        texts += [zlib.compress(t.encode(), 1) for t in batch]
+    return probes, lambda item_id: zlib.decompress(
+        texts[int(item_id.removeprefix(PREFIX))]
+    ).decode()
 
 
 def decided_after(
@@ -165,24 +248,29 @@ def decided_after(
 
 
 def judged(
-    dev: EvalSet, predicted: Sequence[str | None], text_of: Callable[[str], str]
+    dev: EvalSet,
+    predicted: Sequence[str | None],
+    text_of: Callable[[str], str],
+    seen: Callable[[str], str] = str,
 ) -> tuple[list[Item], Counter[str]]:
     """The set's items, their truth as if the background documents their verdicts point at
     were in the set (evaluation/truth.py: a near-duplicate is right; an item that differed
     from every earlier one but shares some of such a document is not scored), and how the
-    verdicts that point at one count: "right", "wrong", "not scored"."""
+    verdicts that point at one count: "right", "wrong", "not scored". `seen`: what of a text
+    the set's truth compares (a re-scraped page's content, not its site's template, which
+    the pages of a re-scraped site's background share with the set's)."""
     lines = dev.kind == "short lines"
     items, counts = [], Counter[str]()
     for item, guess in zip(dev.items, predicted, strict=True):
         if guess is None or not guess.startswith(PREFIX) or item.truth is None:
             items.append(item)
             continue
-        other = text_of(guess)
+        other = seen(text_of(guess))
         if lines:
             pair = line_truth([other, item.text])[1]
             repeats, differs = pair is not None and 0 in pair, pair == frozenset()
         else:
-            a, b = shingle_set(item.text), shingle_set(other)
+            a, b = shingle_set(seen(item.text)), shingle_set(other)
             shared = len(a & b) / max(len(a | b), 1)
             repeats, differs = shared >= DUPLICATE, shared < DIFFERENT
         truth: frozenset[str] | None = item.truth
@@ -228,7 +316,8 @@ def main(docs: int, settings_given: tuple[str, ...], only: tuple[str, ...], seed
         probes, text_of = made[kind]
         alone = score(dev.items, DedupWorkerDetector(settings).run(dev.items, dev.language))
         predicted = decided_after(dev, probes, settings)
-        items, counts = judged(dev, predicted, text_of)
+        seen = rescraped.content if kind.startswith("re-scraped ") else str
+        items, counts = judged(dev, predicted, text_of, seen)
         after = score(items, predicted)
         print(
             f"| {dev.name} | {kind} | {alone.overall.f1:.3f} | {after.overall.f1:.3f} | "

@@ -113,6 +113,17 @@ def debian_root() -> Path:
     return root
 
 
+def background_root() -> Path:
+    """Where scripts/fetch_corpora.sh unpacked the packages the backgrounds of the manuals in
+    other languages are made of (evaluation/background.py): apart from debian_root, whose
+    man pages of a language are all its set's."""
+    root = debian_root().parent / "background" / "root"
+    if not (root / "usr").is_dir():
+        raise ConfigError(f"the background corpora are not unpacked in {root}: run "
+                          "scripts/fetch_corpora.sh")  # fmt: skip
+    return root
+
+
 def _files(folder: Path, pattern: str) -> list[Path]:
     return sorted(folder.glob(pattern))
 
@@ -157,8 +168,18 @@ def english_man_pages() -> tuple[tuple[str, str], ...]:
     return _rendered_man("")
 
 
-def _rendered_man(language: str) -> tuple[tuple[str, str], ...]:
-    root = debian_root()
+@cache
+def other_man_pages(language: str) -> tuple[tuple[str, str], ...]:
+    """The manual pages of one language that manpages-<language> does not ship (its
+    development pages, programs' own translations: background_root's), rendered as
+    man_pages does."""
+    if language not in MAN_LANGUAGES:
+        raise ValueError(f"manual pages are loaded for {MAN_LANGUAGES}, not {language!r}")
+    return _rendered_man(language, background_root())
+
+
+def _rendered_man(language: str, root: Path | None = None) -> tuple[tuple[str, str], ...]:
+    root = root or debian_root()
     rendered = root.parent / "rendered" / "man" / (language or "en")
     pages = []
     for source in _files(root / "usr/share/man" / language, "man*/*.gz"):
@@ -220,6 +241,30 @@ def reference_chapters(language: str) -> tuple[tuple[str, str], ...]:
     folder = debian_root() / "usr/share/debian-reference"
     return tuple(
         (p.name.split(".")[0], p.read_text("utf-8")) for p in _files(folder, f"*.{language}.html")
+    )
+
+
+# Other Debian manuals in the Debian Reference's languages (folders of background_root's
+# usr/share/doc): the installation guide, the New Maintainers' Guide, the FAQ. Not the
+# Debian Handbook, whose translations leave much in English, nor the Reference in a
+# neighbouring language (pt-br, zh-tw), which is a translation of the same text.
+OTHER_MANUALS = {
+    "es": ("installation-guide-amd64/es", "maint-guide-es/html"),
+    "it": ("installation-guide-amd64/it", "maint-guide-it/html", "debian/FAQ/it"),
+    "pt": ("installation-guide-amd64/pt", "debian/FAQ/pt"),
+    "ja": ("installation-guide-amd64/ja", "maint-guide-ja/html", "debian/FAQ/ja"),
+    "zh-cn": ("installation-guide-amd64/zh_CN", "maint-guide-zh-cn/html", "debian/FAQ/zh-cn"),
+}
+
+
+@cache
+def other_manuals(language: str) -> tuple[tuple[str, str], ...]:
+    """The pages of OTHER_MANUALS in one language: (path under background_root, raw HTML)."""
+    root = background_root()
+    return tuple(
+        (str(p.relative_to(root)), p.read_text("utf-8", "replace"))
+        for folder in OTHER_MANUALS[language]
+        for p in _files(root / "usr/share/doc" / folder, "*.html")
     )
 
 

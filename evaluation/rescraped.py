@@ -78,10 +78,8 @@ def rescraped_set(site: str, seed: int = 19, themes: str = "classic") -> EvalSet
     old_page, new_page = THEMES[themes]
     rng = random.Random(f"{seed}-{site}")
     chrome = CHROME[site]
-    pages = [p for p in _pages(site) if len(units(visible_text(p.content))) >= 40]
-    chosen = rng.sample(pages, min(len(pages), 280))
+    chosen, menu = _crawled(site, rng)
     first, new = chosen[: len(chosen) * 5 // 7], chosen[len(chosen) * 5 // 7 :]
-    menu = [p.title for p in rng.sample(pages, 12)]  # the navigation, on every page
     stream = [(f"{p.name}@1", old_page(p, chrome, menu), p.content, "first crawl") for p in first]
     later = []
     for page in rng.sample(first, min(len(first), 120)):
@@ -100,6 +98,38 @@ def rescraped_set(site: str, seed: int = 19, themes: str = "classic") -> EvalSet
         [(item_id, html, tag) for item_id, html, _, tag in stream],
         truth_texts=[content for _, _, content, _ in stream],
     )
+
+
+def _crawled(site: str, rng: random.Random) -> tuple[list[Page], list[str]]:
+    """The pages the two crawls see (280 of the site's pages of 40 units or more), and the
+    navigation on every page (12 pages' titles)."""
+    pages = [p for p in _pages(site) if len(units(visible_text(p.content))) >= 40]
+    chosen = rng.sample(pages, min(len(pages), 280))
+    return chosen, [p.title for p in rng.sample(pages, 12)]
+
+
+def navigation(site: str, seed: int = 19) -> list[str]:
+    """The navigation rescraped_set(site, seed) puts on every page (background.py's pages of
+    the site carry it too)."""
+    return _crawled(site, random.Random(f"{seed}-{site}"))[1]
+
+
+# Where each template puts a page's content.
+_CONTENT = (
+    ('<div class="content">', '<div class="footer">'),
+    ("<article>", '<div class="feedback">'),
+    ('<div class="body" role="main">', '<div class="sphinxsidebar"'),
+    ('<article class="md-content__inner md-typeset">', '<aside class="md-source-file">'),
+)
+
+
+def content(html: str) -> str:
+    """A page's content (with its title) without the site's template, whichever of THEMES
+    it is in; what is in none, whole."""
+    for start, end in _CONTENT:
+        if start in html:
+            return _between(html, start, end)
+    return html
 
 
 def _old(page: Page, chrome: Chrome, menu: list[str]) -> str:

