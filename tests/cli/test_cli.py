@@ -1,6 +1,7 @@
 import asyncio
 import dataclasses
 import json
+import re
 import uuid
 from pathlib import Path
 
@@ -353,6 +354,11 @@ def test_status_reports_the_index(redis_url: str, tmp_path: Path) -> None:
     assert lines["retention"].startswith("none")
     assert lines["sized"].startswith("for      up to 1,048,576 articles")  # (the default size)
     assert "WARNING" not in lines
+    address = redis_url.split("//")[1].split("/")[0]
+    assert re.fullmatch(
+        rf"{re.escape(address)}: 100\.0% of the namespace's keys \(\d+\); .* MiB used .*",
+        lines["node"],
+    ), lines["node"]
     as_json = CliRunner().invoke(main, ["status", "--json"], env=env)
     assert as_json.exit_code == 0, as_json.output
     record = json.loads(as_json.output)
@@ -361,6 +367,9 @@ def test_status_reports_the_index(redis_url: str, tmp_path: Path) -> None:
     assert record["layout"]["layout"] == "multi-index"
     assert record["retention_days"] is None
     assert record["sized_for"] == 1_048_576
+    [node] = record["nodes"]
+    assert (node["address"], node["used_memory_bytes"] > 0) == (address, True)
+    assert node["keys"] >= 4  # (meta, docs, ids, exact texts, buckets)
 
 
 def test_status_warns_of_a_namespace_grown_far_past_its_size() -> None:

@@ -95,6 +95,7 @@ def status(as_json: bool) -> None:
         st = asyncio.run(run())
     if as_json:
         record = {"namespace": settings.namespace, **dataclasses.asdict(st)}
+        record["nodes"] = [dataclasses.asdict(node) for node in st.nodes]
         record["entries_per_bucket"] = st.entries_per_bucket
         record["sized_for"] = st.sized_for
         record["max_bucket_read"] = settings.max_bucket_read
@@ -136,6 +137,12 @@ def status(as_json: bool) -> None:
     click.echo(
         f"memory         {st.redis_memory_bytes / 2**20:,.1f} MiB used by Redis (every namespace)"
     )
+    for node in st.nodes:
+        share = node.keys / st.keys if st.keys else 0.0
+        click.echo(
+            f"node           {node.address}: {share:.1%} of the namespace's keys "
+            f"({node.keys:,}); {node.used_memory_bytes / 2**20:,.1f} MiB used (every namespace)"
+        )
     retention = (
         f"{settings.retention_days:g} days"
         if settings.retention_s

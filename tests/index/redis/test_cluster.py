@@ -14,6 +14,7 @@ from worker.index.redis import RedisIndex
 from worker.index.redis.client import connect
 from worker.index.redis.format import RECENT_SLOTS
 from worker.index.redis.keys import NamespaceKeys
+from worker.index.redis.status import read_status
 from worker.layout.tables import multi_index
 from worker.model import Kind, Verdict
 
@@ -38,6 +39,26 @@ async def test_namespaces_spread_over_the_nodes_each_on_one_slot(redis_cluster_u
                 slots.update([await client.cluster_keyslot(k) for k in keys])
         assert len(slots) == 1, f"{namespace}: keys on slots {slots}"
     assert len(owners) >= 2, "twelve namespaces all landed on one node"
+    await client.aclose()
+
+
+async def test_status_shows_each_primarys_share_of_a_namespace(redis_cluster_url: str) -> None:
+    client = connect(redis_cluster_url, cluster=True)
+    assert isinstance(client, aioredis.RedisCluster)
+    namespace = f"status-{random.Random(13).getrandbits(32):x}"
+    index = RedisIndex(client, namespace, multi_index(5, 3))
+    await index.check_and_insert([probe(f"a{n}", n << 40) for n in range(20)])
+    status = await read_status(client, namespace)
+    primaries = {node.name for node in client.get_primaries()}
+    assert {node.address for node in status.nodes} == primaries
+    owner = client.get_node_from_key(NamespaceKeys(namespace).meta).name
+    # (the namespace's keys share its hash tag: its slot's primary holds them all)
+    assert [(node.address, node.keys) for node in status.nodes if node.keys] == [
+        (owner, status.keys)
+    ]
+    assert status.keys >= 20  # (their ids hashes, exact texts, buckets and more)
+    assert all(node.used_memory_bytes > 0 for node in status.nodes)
+    assert status.redis_memory_bytes == sum(node.used_memory_bytes for node in status.nodes)
     await client.aclose()
 
 

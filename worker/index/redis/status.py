@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+import redis.asyncio as aioredis
+
 from worker.errors import IndexStoreError
 from worker.index.redis.client import ERRORS, Client
 from worker.index.redis.format import ENTRY_BYTES, EXACT_PER_HASH, posting_bytes, sized_for
@@ -12,6 +14,15 @@ from worker.index.redis.keys import NamespaceKeys
 
 SCAN_COUNT = 1000
 OUTGROWN = 2
+
+
+@dataclass(frozen=True)
+class Node:
+    """One Redis (or a Redis Cluster's primary) and its share of the namespace."""
+
+    address: str  # host:port
+    keys: int  # the namespace's keys it holds
+    used_memory_bytes: int  # from INFO memory: every namespace
 
 
 @dataclass(frozen=True)
@@ -25,6 +36,11 @@ class Status:
     largest_bucket: int  # entries
     bucket_sizes: dict[int, int]  # entries per bucket, as powers of two: upper bound -> buckets
     redis_memory_bytes: int  # the whole Redis (every namespace), from INFO memory
+    nodes: tuple[Node, ...] = ()  # each primary, with the namespace's keys there
+
+    @property
+    def keys(self) -> int:
+        return sum(node.keys for node in self.nodes)
 
     @property
     def entries_per_bucket(self) -> float:
@@ -63,7 +79,9 @@ async def read_status(client: Client, namespace: str) -> Status:
         largest = entries = 0
         batch: list[bytes] = []
         hashes: dict[bytes, list[bytes]] = {prefix: [] for prefix in fields}
+        by_node: Counter[str] = Counter()  # the namespace's keys by node
         async for key in client.scan_iter(match=f"{_escape(keys.prefix)}*", count=SCAN_COUNT):
+            by_node[_node_of(client, key)] += 1
             if key.startswith(postings):
                 batch.append(key)
                 if len(batch) == SCAN_COUNT:
@@ -78,12 +96,12 @@ async def read_status(client: Client, namespace: str) -> Status:
         largest, entries = await _measure(client, batch, size, sizes, largest, entries)
         for prefix, held in hashes.items():
             fields[prefix] += await _fields(client, held)
-        info = await client.info("memory")
+        memory = await _used_memory(client)
     except ERRORS as exc:
         raise IndexStoreError(f"Redis refused the status read: {exc}") from exc
-    # One Redis answers its own figures; a cluster client, one set per node.
-    memory = info.get("used_memory") or sum(
-        node.get("used_memory", 0) for node in info.values() if isinstance(node, dict)
+    nodes = tuple(
+        Node(address, by_node[address], memory.get(address, 0))
+        for address in sorted(memory.keys() | by_node.keys())
     )
     return Status(
         described,
@@ -94,8 +112,30 @@ async def read_status(client: Client, namespace: str) -> Status:
         entries,
         largest,
         dict(sorted(sizes.items())),
-        int(memory),
+        sum(memory.values()),
+        nodes,
     )
+
+
+def _node_of(client: Client, key: bytes) -> str:
+    """The address of the primary that holds `key`."""
+    if isinstance(client, aioredis.RedisCluster):
+        return str(client.nodes_manager.get_node_from_slot(client.keyslot(key)).name)
+    return _address(client)
+
+
+def _address(client: aioredis.Redis) -> str:
+    kwargs = client.connection_pool.connection_kwargs
+    return f"{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}"
+
+
+async def _used_memory(client: Client) -> dict[str, int]:
+    """Each primary's used_memory, by address."""
+    if isinstance(client, aioredis.RedisCluster):
+        replies = await client.info("memory", target_nodes=aioredis.RedisCluster.PRIMARIES)
+        return {name: int(info.get("used_memory", 0)) for name, info in sorted(replies.items())}
+    info = await client.info("memory")
+    return {_address(client): int(info["used_memory"])}
 
 
 def _text(value: bytes | str) -> str:
