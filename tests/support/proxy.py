@@ -24,13 +24,16 @@ class Proxy:
         serve = asyncio.start_server(self._serve, "127.0.0.1", self.port)
         self._server = asyncio.run_coroutine_threadsafe(serve, self._loop).result(10)
 
-    def switch(self, target_port: int) -> None:
-        """From now on to `target_port`; the connections open now are closed."""
+    def switch(self, target_port: int, close_open: bool = True) -> None:
+        """From now on to `target_port`; the connections open now are closed (unless
+        `close_open` is false: they stay with the old target, as a DNS name moved to another
+        address leaves them)."""
 
         async def switch() -> None:
             self.target_port = target_port
-            for writer in list(self._open):
-                writer.close()
+            if close_open:
+                for writer in list(self._open):
+                    writer.close()
 
         asyncio.run_coroutine_threadsafe(switch(), self._loop).result(10)
 

@@ -73,6 +73,37 @@ class Encoded(bytes):
 
 
 class _PackInC:
+    """The worker's connections: they pack commands in C, and a READONLY reply closes every
+    one made before it.
+
+    READONLY means the Redis a connection reached is a replica now: a failover moved the
+    primary under one address (a managed service's DNS name), and the old primary keeps its
+    clients. The call is waited out as for a Redis out of reach, and each connection made
+    before the reply is closed before its next command, so that it finds the new primary
+    (one left behind would still load scripts and read there, where replicas accept both)."""
+
+    readonly_replies = 0  # (met by any connection of the process)
+    _made_after = 0  # the readonly_replies its connection was made after
+
+    async def on_connect_check_health(self, *args: Any, **kwargs: Any) -> None:
+        self._made_after = _PackInC.readonly_replies  # (before its hello and select)
+        await super().on_connect_check_health(*args, **kwargs)  # type: ignore[misc]
+
+    async def send_packed_command(self, *args: Any, **kwargs: Any) -> None:
+        if self._made_after != _PackInC.readonly_replies:
+            await self.disconnect()  # type: ignore[attr-defined]
+        await super().send_packed_command(*args, **kwargs)  # type: ignore[misc]
+
+    async def read_response(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await super().read_response(*args, **kwargs)  # type: ignore[misc]
+        except redis.exceptions.ReadOnlyError as exc:
+            _PackInC.readonly_replies += 1
+            await self.disconnect()  # type: ignore[attr-defined]
+            raise redis.exceptions.ConnectionError(
+                f"the Redis reached is a replica now (READONLY): {exc}"
+            ) from exc
+
     def pack_command(self, *args: Any) -> list[bytes]:
         if isinstance(args[0], str):  # "SCRIPT LOAD": two words, sent as two arguments
             args = (*args[0].encode().split(), *args[1:])
