@@ -543,6 +543,13 @@ def main() -> None:
         "rounds and the latency runs, beside the worker with the default layout",
     )
     parser.add_argument(
+        "--settings",
+        default="",
+        help="comma-separated NAME=VALUE environment settings: a worker with each joins the "
+        "throughput rounds and the latency runs, beside the worker with the defaults (e.g. "
+        "DEDUP_REDIS_REPLICAS_ACKED=1, given a replica of --redis-url's Redis)",
+    )
+    parser.add_argument(
         "--sections",
         default="throughput,latency,scale-out",
         help="which parts to run (comma-separated; the throughput rounds always run)",
@@ -588,6 +595,9 @@ def main() -> None:
     }
     for spec in filter(None, args.layouts.split(",")):
         kinds[f"worker {spec}"] = (WORKER, {"DEDUP_LAYOUT": spec})
+    for setting in filter(None, args.settings.split(",")):
+        name, _, value = setting.partition("=")
+        kinds[f"worker {setting}"] = (WORKER, {name: value})
     runs: dict[str, list[float]] = {name: [] for name in kinds}
     for _ in range(args.pairs):
         for name, (command, env) in kinds.items():
