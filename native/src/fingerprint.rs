@@ -65,13 +65,15 @@ pub struct Kernel {
     bins: usize,
     bits: u32,
     sqrt: bool, // tf damped by its square root; else linear (each occurrence a feature)
+    lines: (usize, usize), // a text with this many units (at least, at most) keeps its line
 }
 
 #[pymethods]
 impl Kernel {
     /// `idf_hashes`, `idf_weights`: the IDF table (units by their xxh3_64), every other unit
     /// weighs `cap`; `ranges`: the code points that are units on their own
-    /// (features.CHARACTER_RANGES); `damping`: "sqrt" or "linear".
+    /// (features.CHARACTER_RANGES); `damping`: "sqrt" or "linear"; `line_units`: the fewest
+    /// and most units of a text that keeps its line (lines.LINE_MIN_UNITS, LINE_MAX_UNITS).
     #[new]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -83,6 +85,7 @@ impl Kernel {
         bins: usize,
         bits: u32,
         damping: &str,
+        line_units: (usize, usize),
     ) -> PyResult<Self> {
         if idf_hashes.len() != idf_weights.len() {
             return Err(PyValueError::new_err("one IDF weight per hash"));
@@ -117,11 +120,14 @@ impl Kernel {
             bins,
             bits,
             sqrt,
+            lines: line_units,
         })
     }
 
     /// For each folded text (bytes): (content hash, units, character units, search
-    /// fingerprint, sketch); the last two are None for a text without units.
+    /// fingerprint, sketch, line); the search fingerprint and the sketch are None for a text
+    /// without units, the line (each unit's hash kept to its low 16 bits, big-endian: as
+    /// lines.line_of) for a text of more or fewer units than `line_units` allows.
     fn many<'py>(
         &self,
         py: Python<'py>,
@@ -142,12 +148,21 @@ impl Kernel {
                 let sketch = self.sketch(&shingles(&units, self.shingle_size));
                 (Some(self.simhash(&units)), Some(PyBytes::new(py, &sketch)))
             };
+            let (fewest, most) = self.lines;
+            let line = (fewest..=most).contains(&units.len()).then(|| {
+                let kept: Vec<u8> = units
+                    .iter()
+                    .flat_map(|&u| (u as u16).to_be_bytes())
+                    .collect();
+                PyBytes::new(py, &kept)
+            });
             let row = (
                 PyBytes::new(py, &content_hash),
                 units.len(),
                 characters,
                 search,
                 sketch,
+                line,
             );
             out.append(PyTuple::new(py, row.into_pyobject(py)?.iter())?)?;
         }

@@ -5,6 +5,7 @@ is not installed, unless DEDUP_REQUIRE_NATIVE is set (tests/support/native.py)."
 
 from __future__ import annotations
 
+import random
 from functools import cache
 from typing import Any
 
@@ -97,3 +98,14 @@ def test_the_native_extension_gives_the_numpy_paths_fingerprints(
 
 def test_settings_it_does_not_cover_use_the_numpy_path() -> None:
     assert not Fingerprinter(chinese="jieba").native
+
+
+def test_the_native_extension_keeps_the_numpy_paths_lines() -> None:
+    rng = random.Random(5)
+    words = ["fix", "the", "race", "in", "cache", "reload", "bump", "notes"]
+    words += ["新华社", "北京", "记者"]
+    texts = [" ".join(rng.choices(words, k=rng.randint(1, 24))) for _ in range(500)]
+    got = [f.line for f in Fingerprinter().many(texts)]
+    expected = [f.line for f in Fingerprinter(native=False).many(texts)]
+    assert got == expected
+    assert 0 < sum(line is not None for line in got) < len(texts)  # (short and long ones)

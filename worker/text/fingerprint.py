@@ -22,7 +22,7 @@ from worker.model import Fingerprint, Format
 from worker.text.fast_units import fast_units
 from worker.text.features import ChineseUnits, units, words_of
 from worker.text.idf import IdfTable, default_table, jieba_table
-from worker.text.lines import LINE_MAX_UNITS, LINE_MIN_UNITS, line_of
+from worker.text.lines import line_of
 from worker.text.markup import detect, reader_text
 from worker.text.native import NativeFingerprinter, native_fingerprinter
 from worker.text.normalize import folded_utf8, normalized_tokens
@@ -158,7 +158,8 @@ class Fingerprinter:
         # enough: below the minimum length a SimHash is noise, and such texts get none.
         if self._native is not None:
             rows = self._native.many([folded_utf8(text) for text in texts])
-            hash_and_lengths = [(h, words_of(n, chars), n) for h, n, chars, _, _ in rows]
+            hash_and_lengths = [(h, words_of(n, chars), n) for h, n, chars, _, _, _ in rows]
+            lines = [row[5] for row in rows]
             is_long_enough = [self._fits(words, n) for _, words, n in hash_and_lengths]
             computed = [
                 (row[3], row[4]) for row, ok in zip(rows, is_long_enough, strict=True) if ok
@@ -169,19 +170,17 @@ class Fingerprinter:
             is_long_enough = [self._fits(words, n) for _, words, n in hash_and_lengths]
             long_enough = [f for f, ok in zip(found, is_long_enough, strict=True) if ok]
             computed = self._fingerprints(long_enough) if long_enough else []
+            lines = [line_of(f.hashes) for f in found]
         pairs = iter(computed)  # (search, sketch) of each text long enough
         out = []
-        for text, text_as_sent, (content_hash, words, n), ok, format in zip(
-            texts, as_sent, hash_and_lengths, is_long_enough, formats, strict=True
+        for text_as_sent, (content_hash, words, n), ok, format, line in zip(
+            as_sent, hash_and_lengths, is_long_enough, formats, lines, strict=True
         ):
             search, sketch = next(pairs) if ok else (None, None)
             if not n:
                 content_hash = xxhash.xxh3_128_digest(
                     _AS_SENT + text_as_sent.encode("utf-8", "replace")
                 )
-            line = None
-            if LINE_MIN_UNITS <= n <= LINE_MAX_UNITS:
-                line = line_of(feature_hashes(self.units_of(text)))
             out.append(Fingerprint(content_hash, search, words, sketch, format, line))
         return out
 

@@ -11,11 +11,13 @@ from typing import Protocol
 from worker.native import native_module
 from worker.text.features import CHARACTER_RANGES
 from worker.text.idf import IdfTable
+from worker.text.lines import LINE_MAX_UNITS, LINE_MIN_UNITS
 from worker.text.sketch import SketchShape
 
-# For each text: (content hash, units, character units, search fingerprint, sketch); the last
-# two are None for a text without units.
-Row = tuple[bytes, int, int, int | None, bytes | None]
+# For each text: (content hash, units, character units, search fingerprint, sketch, line);
+# the fingerprint and the sketch are None for a text without units, the line (lines.line_of)
+# for one of too few or too many units.
+Row = tuple[bytes, int, int, int | None, bytes | None, bytes | None]
 
 
 class NativeFingerprinter(Protocol):
@@ -40,5 +42,6 @@ def native_fingerprinter(
         shape.bins,
         shape.bits,
         "sqrt",
+        (LINE_MIN_UNITS, LINE_MAX_UNITS),
     )
     return found
