@@ -126,8 +126,8 @@ impl Kernel {
 
     /// For each folded text (bytes): (content hash, units, character units, search
     /// fingerprint, sketch, line); the search fingerprint and the sketch are None for a text
-    /// without units, the line (each unit's hash kept to its low 16 bits, big-endian: as
-    /// lines.line_of) for a text of more or fewer units than `line_units` allows.
+    /// without units. The line is each unit's hash kept to its low 16 bits, big-endian (as
+    /// lines.line_of), or None for a text of fewer or more units than `line_units` allows.
     fn many<'py>(
         &self,
         py: Python<'py>,

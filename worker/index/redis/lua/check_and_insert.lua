@@ -165,8 +165,7 @@ end
 -- The best earlier match within radius (a short line's: lines.lua), or nil.
 local function near_match(art)
   if art.line ~= '' then
-    line_split = line_split or split_of(tonumber(redis.call('HGET', KEYS[4], 'groups')))
-    return lines.search(art, line_split, LINE_NEWEST,
+    return lines.search(art, line_split_of(), LINE_NEWEST,
                         function(_, fp) return distance(art.f, fp, 1) end)
   end
   if art.fp == '' or max_read <= 0 then return nil end

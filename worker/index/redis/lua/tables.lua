@@ -113,14 +113,20 @@ local function add_entry(id, fp, names)
   return seq, entry
 end
 
+-- How the short lines' buckets split (postings.lua, split_of), read from the layout once a
+-- call needs it.
+local line_split
+local function line_split_of()
+  line_split = line_split or split_of(tonumber(redis.call('HGET', KEYS[4], 'groups')))
+  return line_split
+end
+
 -- A short line's new number, its ring entry zeroed but for the number (lines.lua), and its
 -- postings (`buckets`: as its search read them, or nil).
-local line_split
 local function add_line(id, line, buckets)
   local seq = new_number(id)
   pending.ring[#pending.ring + 1] = ZERO8 .. seq .. ZERO4
-  line_split = line_split or split_of(tonumber(redis.call('HGET', KEYS[4], 'groups')))
-  lines.post(line, seq, line_split, buckets)
+  lines.post(line, seq, line_split_of(), buckets)
   return seq
 end
 
