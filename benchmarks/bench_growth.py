@@ -14,10 +14,13 @@
 For each kind the index (the worker's, with its defaults and `--layout`: the planner's SimHash
 tables for the largest size, or bands such as bands:16x4) is filled in steps. At each
 checkpoint N the next `--measure` documents are decided as the worker decides them, 100 per
-call, pipelined; printed: articles/s, Redis's CPU per article, the candidates per article
+call, pipelined; printed: articles/s, Redis's CPU per article and the part of it the scripts
+that decide took (the rest is the worker's reads), the candidates per article
 (tables: entries compared; bands: postings read), Redis's memory per article, this
 process's peak memory, and the rate when two callers (as two workers) decide as many more
-articles at the same time. A checkpoint whose decisions take longer than `--budget` seconds ends
+articles at the same time. With bands the worker reads the batch's buckets and guesses what
+the script's search would find (band_guesses.py); `--no-guesses` has the script search every
+article itself. A checkpoint whose decisions take longer than `--budget` seconds ends
 the kind's growth. Then planted pairs, each a document and a copy with some of its blocks
 replaced, are decided: the share found, by their exact Jaccard similarity (the evaluation's
 truth: evaluation/truth.py).
@@ -145,7 +148,12 @@ async def grow(args: argparse.Namespace, kind: str) -> None:
     def make(on: Client) -> NamespaceIndex:
         if isinstance(layout, Bands):
             return RedisBandIndex(
-                on, f"growth-{kind}", layout, options, expected_docs=settings.expected_docs
+                on,
+                f"growth-{kind}",
+                layout,
+                options,
+                expected_docs=settings.expected_docs,
+                guesses=not args.no_guesses,
             )
         return RedisIndex(on, f"growth-{kind}", layout, options)
 
@@ -160,8 +168,8 @@ async def grow(args: argparse.Namespace, kind: str) -> None:
     articles = supply(kind, fingerprinter, args.seed)
     print(f"\n{kind}: layout {layout.name()}")
     print(
-        "  indexed | articles/s | Redis CPU us/article | compared/article | Redis B/article"
-        " | process peak MB | 2 callers, articles/s"
+        "  indexed | articles/s | Redis CPU us/article | of it, deciding | compared/article"
+        " | Redis B/article | process peak MB | 2 callers, articles/s"
     )
     indexed = 0
     base_memory = (await client.info("memory"))["used_memory"]
@@ -172,13 +180,14 @@ async def grow(args: argparse.Namespace, kind: str) -> None:
             indexed += len(batch)
         await index.refresh()
         measured = [next(articles) for _ in range(args.measure)]
-        cpu = await server_cpu_s(client)
+        cpu, scripts_us = await server_cpu_s(client), await script_us(client)
         started = time.perf_counter()
         verdicts: list[Verdict] = []
         for first in range(0, len(measured), CALL):
             verdicts += await index.check_and_insert(measured[first : first + CALL])
         elapsed = time.perf_counter() - started
         cpu_us = (await server_cpu_s(client) - cpu) / len(measured) * 1e6
+        decision_us = (await script_us(client) - scripts_us) / len(measured)
         indexed += len(measured)
         memory = ((await client.info("memory"))["used_memory"] - base_memory) / indexed
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -187,6 +196,7 @@ async def grow(args: argparse.Namespace, kind: str) -> None:
         indexed += args.measure
         print(
             f"  {size:>9,} | {len(measured) / elapsed:>10,.0f} | {cpu_us:>20,.0f} | "
+            f"{decision_us:>15,.0f} | "
             f"{compared:>16,.1f} | {memory:>15,.0f} | {peak:>15,.0f} | {together:>21,.0f}",
             flush=True,
         )
@@ -199,6 +209,13 @@ async def grow(args: argparse.Namespace, kind: str) -> None:
         await loader.close()
     await second.close()
     await index.close()
+
+
+async def script_us(client: Client) -> float:
+    """Microseconds Redis has spent running the scripts that decide (EVALSHA; the worker's
+    reads, its read-only scripts included, are the rest of its CPU)."""
+    stats = await client.info("commandstats")
+    return float(stats.get("cmdstat_evalsha", {}).get("usec", 0))
 
 
 async def two_callers(one: NamespaceIndex, other: NamespaceIndex, articles: list[Probe]) -> float:
@@ -296,6 +313,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--layout", default="auto", help="DEDUP_LAYOUT: auto, or bands:16x4, ...")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/10")
+    parser.add_argument(
+        "--no-guesses",
+        action="store_true",
+        help="bands: the script searches every article itself (the worker guesses nothing)",
+    )
     args = parser.parse_args()
     for kind in args.kinds.split(","):
         asyncio.run(grow(args, kind))

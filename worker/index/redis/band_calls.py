@@ -3,10 +3,12 @@ article's (the script's header describes them)."""
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from worker.index.base import Rule
+from worker.index.redis.band_guesses import Batch
 from worker.index.redis.format import pack_line, pack_position
 from worker.index.redis.frame import Frame
 from worker.index.redis.keys import NamespaceKeys
@@ -31,15 +33,26 @@ class BandCalls:
         self._shared = [rule.duplicate_bins, bands.compared, bands.newest]
 
     def calls(
-        self, probes: Sequence[Probe], epoch: str, guard: Callable[[], bytes] = bytes
+        self,
+        probes: Sequence[Probe],
+        epoch: str,
+        guard: Callable[[], bytes] = bytes,
+        guesses: Sequence[bytes] | None = None,
+        read: Batch | None = None,
     ) -> list[list[Any]]:
         """One call per ARTICLES_PER_CALL probes, in order, for the index of `epoch`, each
-        with the guard `guard` gives (guard.py)."""
-        out = []
-        for start in range(0, len(probes), ARTICLES_PER_CALL):
+        with the guard `guard` gives (guard.py); with the worker's guesses (band_guesses.py),
+        made from what it read (`read`)."""
+        out, token = [], secrets.token_hex(8).encode()
+        for k, start in enumerate(range(0, len(probes), ARTICLES_PER_CALL)):
+            mine = guesses[start : start + ARTICLES_PER_CALL] if guesses and read else []
             call = [*self._frame.head(epoch, guard()), *self._shared]
-            for probe in probes[start : start + ARTICLES_PER_CALL]:
-                call += _article(probe)
+            if mine and mine[0] and read is not None:
+                call += [str(read.since), str(read.removals), read.head, token, str(k + 1)]
+            else:
+                call += ["", "", "", token, str(k + 1)]
+            for i, probe in enumerate(probes[start : start + ARTICLES_PER_CALL]):
+                call += [*_article(probe), mine[i] if mine else b""]
             out.append(call)
         return out
 

@@ -1,6 +1,8 @@
 """The shared index in Redis with band postings (worker/layout/bands.py): check_bands.lua
-finds an article's candidates under its sketch's bands (a short line's under its line keys)
-and decides it, in one call; the worker reads nothing first and keeps no copy of the index.
+decides a batch's articles, one after another. The worker reads their buckets first and
+guesses what the script's search would find (band_reads.py, band_guesses.py); the script
+takes the guesses while the index is as read, and else searches the buckets itself (a short
+line's under its line keys). The worker keeps no copy of the index.
 Deletions, expiry and the guarantees are RedisIndex's."""
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from worker import defaults
 from worker.index.base import IndexOptions, Rule
 from worker.index.redis import guard
 from worker.index.redis.band_calls import BandCalls
+from worker.index.redis.band_guesses import BandLayout, Guesser
+from worker.index.redis.band_reads import BandReads
 from worker.index.redis.client import Client
 from worker.index.redis.format import BANDS_FORMAT
 from worker.index.redis.namespace_index import NamespaceIndex
@@ -22,6 +26,9 @@ from worker.model import SIMHASH_BITS, Probe, Verdict
 
 
 class RedisBandIndex(NamespaceIndex):
+    # (the calls carry the worker's guesses, made from what it read)
+    _read_before = frozenset({Script.CHECK_BANDS})
+
     def __init__(
         self,
         client: Client,
@@ -33,17 +40,23 @@ class RedisBandIndex(NamespaceIndex):
         fingerprint_spec: str | None = None,
         on_reset: Callable[[str], None] | None = None,
         replicas_acked: int = 0,
+        guesses: bool = True,
     ) -> None:
         """The index of one namespace on one Redis (or one Redis Cluster), with band postings
-        in group strings sized for `expected_docs` articles (format.group_bits); the other
-        arguments as RedisIndex's."""
+        in group strings sized for `expected_docs` articles (format.group_bits); without
+        `guesses`, the script searches every article itself; the other arguments as
+        RedisIndex's."""
         options = options or IndexOptions()
         super().__init__(
             client, namespace, options, fingerprint_spec, on_reset, expected_docs, replicas_acked
         )
         self.bands = bands
+        self.guesses = guesses
         self.threshold = SIMHASH_BITS
         self.rule = Rule.of_bands(bands, options.similarity)
+        layout = BandLayout(self.keys.buckets.encode(), bands, self.groups)
+        self._guesser = Guesser(layout, self.rule.duplicate_bins)
+        self._reads = BandReads(client, self.keys, layout, retention_s=self.retention_s)
         self._band_calls = BandCalls(
             self.keys,
             bands,
@@ -74,8 +87,14 @@ class RedisBandIndex(NamespaceIndex):
         reads: Sequence[BucketRead | None],
         claims: Sequence[tuple[str, int]] = (),
     ) -> list[Verdict]:
+        # (renewing moves a match to a new number: not guessed)
+        guessing = self.guesses and not self.renew_on_match
+        batch = await self._reads.read(probes) if guessing else None
+        guesses = self._guesser.guess(probes, batch) if batch is not None else None
         replies = await self._run(
             Script.CHECK_BANDS,
-            lambda epoch: self._band_calls.calls(probes, epoch, lambda: guard.pack(None, claims)),
+            lambda epoch: self._band_calls.calls(
+                probes, epoch, lambda: guard.pack(None, claims), guesses, batch
+            ),
         )
         return verdicts_of(self.rule, probes, replies)

@@ -100,6 +100,21 @@ class NamespaceKeys:
         (lua/postings.lua names them). The Lua scripts build the same names."""
         return self.prefix + "t:"
 
+    @property
+    def calls(self) -> str:
+        """Counter: a band index's calls that decided articles (lua/guesses.lua)."""
+        return self.buckets + "w"
+
+    @property
+    def removals(self) -> str:
+        """Counter: the articles taken out of a band index's buckets (lua/guesses.lua)."""
+        return self.buckets + "r"
+
+    @property
+    def posts(self) -> str:
+        """LIST: a band index's log of its last calls, newest first (lua/guesses.lua)."""
+        return self.buckets + "p"
+
     def bucket(self, table: int, key: int, width: int) -> str:
         return f"{self.buckets}{table}:{key:0{(width + 3) // 4}x}"
 

@@ -5,7 +5,7 @@ them); check_and_insert.py builds check_and_insert.lua's.
 Every script is sent with lib.lua and postings.lua in front of it (the storage format, where
 articles are posted and their removal), those that decide articles with frame.lua too, and
 check_and_insert.lua with ring.lua, groups.lua, lines.lua and tables.lua, check_bands.lua
-with groups.lua and lines.lua (PARTS).
+with groups.lua, lines.lua and guesses.lua (PARTS).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ class Script(StrEnum):
     FORGET = "forget.lua"
     EXPIRE = "expire.lua"
     SINCE = "since.lua"
+    READS = "reads.lua"
 
 
 # In front of every script: the storage format, then the postings; then a script's own parts.
@@ -39,7 +40,7 @@ LIB = ("lib.lua", "postings.lua")
 FRAME = "frame.lua"
 PARTS = {
     Script.CHECK_AND_INSERT: (FRAME, "ring.lua", "groups.lua", "lines.lua", "tables.lua"),
-    Script.CHECK_BANDS: (FRAME, "groups.lua", "lines.lua"),
+    Script.CHECK_BANDS: (FRAME, "groups.lua", "lines.lua", "guesses.lua"),
 }
 # Articles per check-and-insert call: enough to share the call's set-up (and for a batch's
 # articles to be compared with each other here rather than in the script: the worker's

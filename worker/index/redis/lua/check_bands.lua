@@ -7,10 +7,19 @@
 -- ARGV[A+1]  sketch bins a duplicate agrees on, at least
 -- ARGV[A+2]  the most candidates compared by their sketches (those sharing the most bands)
 -- ARGV[A+3]  the newest postings read from each bucket
+-- ARGV[A+4..A+8]  what the worker's guesses were made from (guesses.lua): the index's count
+--            of calls then ("": no guesses), of removals, the head of its log of calls, the
+--            batch's token (TOKEN bytes), and this call's place in the batch (from 1)
 -- Then per article, one after another: id; content hash, 16 raw bytes; fingerprint, 8 raw
 -- bytes big-endian, or "" when the text is too short; its sketch (SKETCH bytes), or ""; the
 -- message's position in the input topic (12 bytes: NO_POSITION outside a stream); its short
--- line ("" for none): its units (2 bytes each), then its LINE_BANDS keys (LINE_KEY bytes each).
+-- line ("" for none): its units (2 bytes each), then its LINE_BANDS keys (LINE_KEY bytes each);
+-- the worker's guess of its way ("" for none): 'R' a replay, 'E' an exact copy, 'N' a short
+-- line, 'X' neither line nor sketch, or 'S' and its search: per band its bucket's postings in
+-- its group (OWN: a string of its own), group (3 bytes) and check (guesses.lua), the
+-- postings read (2 bytes), the buckets read in
+-- part (1), the oldest first-seen second of those compared (4), then its match, if any:
+-- number (NO_NUMBER: one of the batch's), sketch bins agreeing, distance, id.
 --
 -- A short line is found by its line buckets and judged by its units (line_rule); any other
 -- article with a sketch by its band buckets, the `compared` postings sharing the most bands
@@ -22,11 +31,14 @@ local A = FRAME_ARGS
 local duplicate_bins, compared = tonumber(ARGV[A + 1]), tonumber(ARGV[A + 2])
 local newest = tonumber(ARGV[A + 3])
 local shape = layout_of(KEYS[4])
+guesses.start(shape, prefix, {since = ARGV[A + 4], removals = ARGV[A + 5], head = ARGV[A + 6],
+                       token = ARGV[A + 7], place = ARGV[A + 8]})
 
 local function parse_article(a)
   local art = {id = ARGV[a], content = ARGV[a + 1], fp = ARGV[a + 2], sketch = ARGV[a + 3],
-               position = ARGV[a + 4], line = ARGV[a + 5], candidates = 0, hot = 0}
-  return art, a + 6
+               position = ARGV[a + 4], line = ARGV[a + 5], guess = ARGV[a + 6], candidates = 0,
+               hot = 0}
+  return art, a + 7
 end
 
 -- Whether key `x` comes before key `y` (lists compared item by item).
@@ -97,8 +109,8 @@ end
 
 local function search(art)
   if art.line ~= '' then return lines.search(art, shape.split, newest, distance) end
-  if art.fp ~= '' and #art.sketch == SKETCH then return search_bands(art) end
-  return nil
+  if art.fp == '' or #art.sketch ~= SKETCH then return nil end
+  return guesses.search(shape, art, search_bands)
 end
 
 -- Index an article: its content hash is now its, and a short line is posted under its line
@@ -113,19 +125,17 @@ local function insert(art, place, match)
   if art.fp == '' or #art.sketch ~= SKETCH then return NO_NUMBER end
   local seq = new_number(art.id)
   local mine = art.buckets or band_keys_of(shape, art.sketch, prefix)
-  if not match or not rec_has_fingerprint(match.record) then
-    post_all(mine, seq)
-    return seq
-  end
-  local theirs, novel, skipped = rec_sketch(match.record), {}, false
+  local theirs = match and rec_has_fingerprint(match.record) and rec_sketch(match.record)
+  local novel, bands, skipped = {}, {}, false
   for b, bucket in ipairs(mine) do
-    if band_bins(shape, art.sketch, b - 1) == band_bins(shape, theirs, b - 1) then
+    if theirs and band_bins(shape, art.sketch, b - 1) == band_bins(shape, theirs, b - 1) then
       skipped = true
     else
-      novel[#novel + 1] = bucket
+      novel[#novel + 1], bands[#bands + 1] = bucket, b - 1
     end
   end
   post_all(novel, seq)
+  guesses.posted_under(novel, bands)
   if skipped then redis.call('APPEND', dependents_key(prefix, rec_seq(match.record)), seq) end
   return seq
 end
@@ -144,7 +154,9 @@ local function reindex(id, held)
   return seq
 end
 
-local replies = decide_all(A + 4, {parse = parse_article, search = search, insert = insert,
-                                   reindex = reindex, distance = distance})
+local replies = decide_all(A + 9, {parse = parse_article, search = search, insert = insert,
+                                   reindex = reindex, distance = distance,
+                                   path = function(art, taken) guesses.path(shape, art, taken) end})
+guesses.finish(prefix)
 guard_passed(guard)
 return replies

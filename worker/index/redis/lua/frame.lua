@@ -232,16 +232,22 @@ end
 --     near (else related), fp};
 --   insert(art, place, match): index it (match: what it is a near-duplicate of, or nil);
 --     returns its sequence number (NO_NUMBER: not indexed);
---   reindex(id, record): as renew's.
+--   reindex(id, record): as renew's;
+--   path(art, taken) (optional): told the way the article went before its search: 'R' a
+--     replay, 'E' an exact copy, 'S' searched, 'U' searched but stale (never indexed).
 
 local function decide(place, a, steps)
   local art, next_article = steps.parse(a)
   local replayed, replaced, stale = replay_or_replace(art)
-  if replayed then return replayed, next_article end
+  if replayed then
+    if steps.path then steps.path(art, 'R') end
+    return replayed, next_article
+  end
 
   local kind, dist, bins, dup_id, dup_fp, original = 'unique', 0, 0, '', nil, art.id
   local best
   local exact_id, matched = exact_match(art)
+  if steps.path then steps.path(art, stale and 'U' or exact_id and 'E' or 'S') end
   if exact_id then
     kind, dup_id, bins = 'exact', exact_id, SKETCH
     local _, first = rec_ids(matched)

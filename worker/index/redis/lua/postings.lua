@@ -133,6 +133,12 @@ end
 local function line_units(held) return string.sub(held, 1, #held - LINE_BANDS * LINE_KEY) end
 local function dependents_key(prefix, seq) return prefix .. 'd' .. seq end
 local function lines_key(prefix) return prefix .. 'n' end
+-- A band index's counts of the calls that decided articles and of the articles removed,
+-- and its log of calls (guesses.lua). `removals`: this call's so far.
+local function calls_key(prefix) return prefix .. 'w' end
+local function removals_key(prefix) return prefix .. 'r' end
+local function posts_key(prefix) return prefix .. 'p' end
+local removals = 0
 
 local function store(bucket, blob)
   if blob == '' then redis.call('DEL', bucket) else redis.call('SET', bucket, blob) end
@@ -255,6 +261,8 @@ local function unindex(K, prefix, record, cutoff_s, successor)
   if seq == NO_NUMBER then return end
   local shape, spec, groups = layout_of(meta)
   if shape then
+    removals = removals + 1
+    redis.call('INCR', removals_key(prefix))
     unpost_bands(K, prefix, shape, record, seq, successor)
     redis.call('HDEL', ids_key(K, seq), seq)
     return

@@ -1,0 +1,245 @@
+"""The worker's guesses over a band index (band_reads.py, band_guesses.py, lua/guesses.lua):
+the verdicts are those of the script's own search, in one batch, with another worker's batch
+decided between the read and the call, and with an article removed or expired there."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import struct
+from collections.abc import Awaitable, Callable
+from importlib import resources
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from worker.index.base import IndexOptions
+from worker.index.redis import RedisBandIndex
+from worker.index.redis.band_guesses import OWN, SPILL, BandLayout, Batch
+from worker.index.redis.band_reads import HEAD, BandReads
+from worker.index.redis.format import pack_number
+from worker.layout.bands import Bands
+from worker.model import Kind, Probe, Verdict
+from worker.text.fingerprint import Fingerprinter
+
+# Words of a page template every document carries (its buckets crowd), and of the documents.
+TEMPLATE = " ".join(f"menu{i} footer{i} licence{i}" for i in range(30))
+WORDS = [f"w{i}" for i in range(3000)]
+
+
+def stream(n: int, seed: int) -> list[Probe]:
+    """Documents of a template and words, and copies of earlier ones (a few words changed, or
+    none), redeliveries of earlier ids, and short lines."""
+    rng = random.Random(seed)
+    texts: list[str] = []
+    ids: list[str] = []
+    for i in range(n):
+        r = rng.random()
+        if texts and r < 0.3:
+            words = rng.choice(texts).split()
+            for at in rng.sample(range(len(words)), min(len(words), rng.choice([0, 1, 3, 8]))):
+                words[at] = rng.choice(WORDS)
+            texts.append(" ".join(words))
+        elif texts and r < 0.35:
+            j = rng.randrange(len(texts))
+            texts.append(texts[j])
+            ids.append(ids[j])
+            continue
+        elif r < 0.45:
+            texts.append(" ".join(rng.choices(WORDS, k=rng.randint(5, 12))))
+        else:
+            texts.append(TEMPLATE + " " + " ".join(rng.choices(WORDS, k=rng.randint(40, 120))))
+        ids.append(f"d{i}")
+    found = Fingerprinter().many(texts)
+    return [
+        Probe(i, f.content_hash, f.search, f.sketch, line=f.line)
+        for i, f in zip(ids, found, strict=True)
+    ]
+
+
+def summary(verdicts: list[Verdict]) -> list[tuple[Any, ...]]:
+    return [
+        (v.id, v.kind, v.duplicate_of, v.distance, v.similarity, v.original, v.replayed)
+        for v in verdicts
+    ]
+
+
+def index(client: aioredis.Redis, namespace: str, **options: Any) -> RedisBandIndex:
+    return RedisBandIndex(
+        client, namespace, Bands(), IndexOptions(**options), expected_docs=100_000
+    )
+
+
+def unguessed(client: aioredis.Redis, namespace: str) -> RedisBandIndex:
+    """An index whose worker reads nothing first: the script searches every article."""
+    return RedisBandIndex(client, namespace, Bands(), expected_docs=100_000, guesses=False)
+
+
+def before_the_call(target: RedisBandIndex, between: Callable[[], Awaitable[Any]]) -> None:
+    """Run `between` after the worker of `target` has read its next batch, before its calls
+    (`between` must not use `target`, which holds its turn meanwhile)."""
+    read = BandReads.read.__get__(target._reads)
+
+    async def read_then(probes: Any) -> Batch | None:
+        batch: Batch | None = await read(probes)
+        await between()
+        return batch
+
+    target._reads.read = read_then  # type: ignore[method-assign]
+
+
+async def log(client: aioredis.Redis, target: RedisBandIndex) -> list[tuple[bool, int]]:
+    """Each call's entry in the log, oldest first: whether it kept to its guesses, and how
+    many of its articles went another way than guessed."""
+    entries = await client.lrange(target.keys.posts, 0, -1)
+    return [
+        (e[HEAD - 1 : HEAD] == b"1", struct.unpack(">H", e[HEAD : HEAD + 2])[0])
+        for e in reversed(entries)
+    ]
+
+
+async def test_one_workers_guesses_are_the_scripts_verdicts(redis_client: aioredis.Redis) -> None:
+    probes = stream(1500, 1)
+    plain, guessing = unguessed(redis_client, "plain"), index(redis_client, "guessing")
+    expected: list[Verdict] = []
+    got: list[Verdict] = []
+    for start in range(0, len(probes), 500):
+        expected += await plain.check_and_insert(probes[start : start + 500])
+        got += await guessing.check_and_insert(probes[start : start + 500])
+    assert summary(got) == summary(expected)
+    kinds = {v.kind for v in expected}
+    assert {Kind.UNIQUE, Kind.EXACT, Kind.NEAR} <= kinds
+    assert sum(v.replayed for v in expected) > 10
+    # Every call kept to its guesses, and every article went the way guessed.
+    assert await log(redis_client, guessing) == [(True, 0)] * 15
+
+
+async def test_another_workers_batch_between_the_read_and_the_calls(
+    redis_client: aioredis.Redis,
+) -> None:
+    """Its articles posted under buckets of this batch's: those are searched by the script,
+    and the verdicts are those of the two batches decided one after the other."""
+    probes = stream(2000, 2)
+    plain = unguessed(redis_client, "plain")
+    expected = [
+        v for s in range(0, 2000, 500) for v in await plain.check_and_insert(probes[s : s + 500])
+    ]
+    one, other = index(redis_client, "two"), index(redis_client, "two")
+    got: list[Verdict] = []
+    for start in range(0, 2000, 1000):
+        first, second = probes[start : start + 500], probes[start + 500 : start + 1000]
+        decided: list[Verdict] = []
+
+        async def other_decides(
+            first: list[Probe] = first, decided: list[Verdict] = decided
+        ) -> None:
+            decided += await other.check_and_insert(first)
+
+        before_the_call(one, other_decides)
+        mine = await one.check_and_insert(second)
+        got += decided + mine
+    assert summary(got) == summary(expected)
+    assert all(kept for kept, _ in await log(redis_client, one))
+
+
+async def test_an_article_removed_after_the_read_leaves_the_batch_to_the_script(
+    redis_client: aioredis.Redis,
+) -> None:
+    probes = stream(600, 3)
+    first, second = probes[:300], probes[300:]
+    plain = unguessed(redis_client, "plain")
+    await plain.check_and_insert(first)
+    removed = [p.id for p in first[:100]]
+    await plain.forget(removed)
+    expected = await plain.check_and_insert(second)
+
+    guessing, other = index(redis_client, "guessing"), index(redis_client, "guessing")
+    await guessing.check_and_insert(first)
+
+    async def forget() -> None:
+        assert any(await other.forget(removed))
+
+    before_the_call(guessing, forget)
+    got = await guessing.check_and_insert(second)
+    assert summary(got) == summary(expected)
+    assert [kept for kept, _ in await log(redis_client, guessing)][-3:] == [False] * 3
+
+
+async def test_a_match_that_expires_after_the_read_is_not_taken(
+    redis_client: aioredis.Redis,
+) -> None:
+    probes = stream(40, 4)
+    original = next(p for p in probes if p.fingerprint is not None and not p.line)
+    copy = Probe("copy", b"c" * 16, original.fingerprint, original.sketch)
+    guessing = index(redis_client, "expiring", retention_s=1)
+    await guessing.check_and_insert([original])
+
+    async def expire() -> None:
+        await asyncio.sleep(2.1)
+
+    before_the_call(guessing, expire)
+    (verdict,) = await guessing.check_and_insert([copy])
+    assert verdict.kind is Kind.UNIQUE
+    # (the script took the expired original out of its buckets: a removal)
+    assert int(await redis_client.get(guessing.keys.removals) or 0) == 1
+
+
+def test_a_batchs_buckets_are_each_sketchs() -> None:
+    rng = random.Random(5)
+    sketches = [rng.randbytes(64) for _ in range(40)] + [bytes(64), b"\xff" * 64]
+    for groups in (8, 14, 16, 17, 24):
+        layout = BandLayout(b"p:", Bands(), groups)
+        assert layout.buckets_of(sketches) == [layout.buckets(s) for s in sketches]
+
+
+def test_a_group_strings_postings_are_read_at_their_places() -> None:
+    layout = BandLayout(b"p:", Bands(), 16)  # (checks of 2 bytes: postings of 8)
+    check, other = b"\x01\x02", b"\x02\x01"
+    # (the check's bytes also stand across two postings: not a posting of its)
+    blob = (
+        check
+        + pack_number(5)
+        + other
+        + b"\x00\x00\x00\x00\x01\x02"
+        + check
+        + bytes(6)  # its marker: a string of its own
+        + check
+        + pack_number(9)
+    )
+    assert layout.read(blob, check) == ([5, 9], True)
+    assert layout.read(blob, other) == ([0x0102], False)
+    assert layout.numbers(b"\x00" + check + pack_number(7)) == [7]
+
+
+def test_lua_and_python_agree_on_the_guesses_form() -> None:
+    lua = resources.files("worker.index.redis.lua")
+    text = lua.joinpath("guesses.lua").read_text("utf-8")
+    postings = lua.joinpath("postings.lua").read_text("utf-8")
+    constants = dict(re.findall(r"^local (OWN|TOKEN|SPILL) = (\d+)", text + postings, re.MULTILINE))
+    assert constants == {"OWN": str(OWN), "TOKEN": str(HEAD - 9), "SPILL": str(SPILL)}
+    assert "local HEAD = 8 + TOKEN + 1" in text
+
+
+async def test_a_batch_read_before_writes_were_lost_is_left_to_the_script(
+    redis_client: aioredis.Redis,
+) -> None:
+    """Redis lost the call the worker read the index at (a lagging replica promoted) and
+    numbered another one as it: the head of the log is not the one read."""
+    probes = stream(400, 6)
+    guessing = index(redis_client, "lost")
+    await guessing.check_and_insert(probes[:200])
+
+    async def lose_the_last_call() -> None:
+        entry = await redis_client.lindex(guessing.keys.posts, 0)
+        assert isinstance(entry, bytes)
+        await redis_client.lset(guessing.keys.posts, 0, entry[:8] + b"x" * 16 + entry[24:])
+
+    before_the_call(guessing, lose_the_last_call)
+    plain = unguessed(redis_client, "plain")
+    expected = await plain.check_and_insert(probes[:200]) + await plain.check_and_insert(
+        probes[200:]
+    )
+    got = await guessing.check_and_insert(probes[200:])
+    assert summary(got) == summary(expected[200:])
+    assert [kept for kept, _ in await log(redis_client, guessing)][-2:] == [False, False]

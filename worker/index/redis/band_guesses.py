@@ -1,0 +1,308 @@
+"""The worker's guesses of a batch's decisions over band postings, made from what it read of
+the index (band_reads.py), so that check_bands.lua need not search: for each article in
+turn, the way it goes (a replay, an exact copy, a short line, or a search) and, for a
+search, what the script's own search would find. Pure: no Redis.
+
+The guesses replay the script's rules over the state read, with the batch's earlier articles
+posted as guessed: each bucket's newest `newest` postings, the `compared` sharing the most
+bands with the article (between equals, the newest), the match with the most sketch bins
+agreeing (then the fewest bits apart, then the first seen). The script takes them while the
+index is as read (no other call or removal since: lua/check_bands.lua); where a guess would
+need what was not read, or what only the script may do (an update's removal, an expired
+article taken out), the guesses stop, and the script decides the rest itself.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from worker.index.redis.format import (
+    MIX,
+    POSTING_TAIL,
+    RECORD,
+    SKETCH_BYTES,
+    Field,
+    bucket_of,
+    pack_number,
+)
+from worker.layout.bands import Bands
+from worker.model import Probe
+
+# A bucket with more than SPILL postings in its group string has a string of its own
+# (lua/postings.lua); a guess gives OWN for such a bucket, else its postings in the group.
+SPILL = 8
+OWN = 255
+NO_ALIVE = 0xFFFFFFFF  # the oldest first-seen second when none was compared
+_SEQ, _ALIVE, _SKETCH = RECORD["seq"], RECORD["alive_s"], RECORD["sketch"]
+_FP = RECORD["fingerprint"]
+
+
+@dataclass
+class BucketState:
+    """A bucket as check_bands.lua would read it: its postings' numbers (oldest first; of a
+    bucket with its own string, the newest read), whether it has its own string, and how
+    many of its postings its group string holds."""
+
+    found: list[int]
+    own: bool
+    count: int
+
+
+@dataclass(frozen=True)
+class Known:
+    """An indexed article as its record gives it: what a search compares."""
+
+    id: str
+    content: bytes
+    seq: int
+    alive_s: int
+    sketch: bytes
+    fingerprint: int
+
+    @property
+    def bins(self) -> int:
+        """The sketch as one integer: two sketches agree on the zero bytes of their XOR."""
+        return int.from_bytes(self.sketch)
+
+
+def known_from(article_id: str, record: bytes) -> Known:
+    def part(f: Field) -> bytes:
+        return record[f.start : f.start + f.size]
+
+    return Known(
+        article_id,
+        record[:16],
+        int.from_bytes(part(_SEQ)),
+        int.from_bytes(part(_ALIVE)),
+        part(_SKETCH),
+        int.from_bytes(part(_FP)),
+    )
+
+
+class BandLayout:
+    """Where an index of band postings keeps a sketch's buckets (lua/postings.lua)."""
+
+    def __init__(self, prefix: bytes, bands: Bands, groups: int) -> None:
+        self.prefix, self.bands, self.groups = prefix, bands, groups
+        self.posting = -(-(32 - groups) // 8) + POSTING_TAIL
+
+    def buckets(self, sketch: bytes) -> list[tuple[bytes, bytes]]:
+        """Each band's bucket: the key of its group string, and its check."""
+        rows, out = self.bands.rows, []
+        for b in range(self.bands.bands):
+            group, check = bucket_of(sketch[b * rows : (b + 1) * rows], self.groups)
+            out.append((self.prefix + b"b" + bytes([b]) + group, check))
+        return out
+
+    def buckets_of(self, sketches: Sequence[bytes]) -> list[list[tuple[bytes, bytes]]]:
+        """buckets() of each sketch, in one numpy pass when a band's key is its 4 bins."""
+        bands = self.bands.bands
+        if self.bands.rows != 4 or not sketches:
+            return [self.buckets(s) for s in sketches]
+        keys = np.frombuffer(b"".join(s[: 4 * bands] for s in sketches), dtype=">u4")
+        mixed = keys.astype(np.uint64) * np.uint64(MIX) % np.uint64(2**32)
+        rest = 32 - self.groups
+        groups = (mixed >> np.uint64(rest)).astype(">u4").reshape(-1, bands)
+        checks = (mixed % np.uint64(2**rest)).astype(">u4").reshape(-1, bands)
+        width = -(-rest // 8)
+        heads = [self.prefix + b"b" + bytes([b]) for b in range(bands)]
+        out = []
+        for gs, cs in zip(groups, checks, strict=True):
+            g, c = gs.tobytes(), cs.tobytes()
+            out.append(
+                [
+                    (heads[b] + g[4 * b + 1 : 4 * b + 4], c[4 * b + 4 - width : 4 * b + 4])
+                    for b in range(bands)
+                ]
+            )
+        return out
+
+    def read(self, blob: bytes, check: bytes) -> tuple[list[int], bool]:
+        """The numbers of a bucket's postings in its group string `blob`, oldest first, and
+        whether the group holds its marker (it has a string of its own)."""
+        size, found, marked = self.posting, [], False
+        at = blob.find(check)
+        while at >= 0:
+            if at % size:
+                at = blob.find(check, at + 1)
+                continue
+            seq = int.from_bytes(blob[at + len(check) : at + size])
+            if seq == 0:
+                marked = True
+            else:
+                found.append(seq)
+            at = blob.find(check, at + size)
+        return found, marked
+
+    def numbers(self, blob: bytes) -> list[int]:
+        """The numbers of the postings of a bucket's own string (or its end)."""
+        size, skip = self.posting, self.posting - POSTING_TAIL
+        return [
+            int.from_bytes(blob[at + skip : at + size])
+            for at in range(len(blob) % size, len(blob), size)
+        ]
+
+
+@dataclass
+class Batch:
+    """What was read for a batch (band_reads.py), at one count of the index's writes."""
+
+    since: int  # the index's count of calls (lua/guesses.lua)
+    removals: int  # its count of removals
+    head: bytes  # the head of its log of calls: call `since`'s entry
+    counter: int  # the sequence counter
+    cutoff_s: int | None  # first-seen seconds before this have expired (Redis's clock)
+    buckets: dict[tuple[bytes, bytes], BucketState]
+    docs: dict[str, bytes]  # the records read: the batch's ids, exact originals, candidates
+    exact: dict[bytes, str]  # content hash -> the first article with it
+    ids: dict[int, str | None]  # the numbers whose owners were read
+    # What the batch's articles guessed so far add: id -> content hash; number -> article.
+    fresh: dict[str, bytes] = field(default_factory=dict)
+    where: dict[bytes, list[tuple[bytes, bytes]]] = field(default_factory=dict)  # sketch -> buckets
+    known: dict[int, Known] = field(default_factory=dict)
+
+
+def top_compared(states: Sequence[BucketState], bands: Bands) -> tuple[list[int], int, int]:
+    """The numbers a search over buckets `states` compares (those sharing the most buckets,
+    between equals the newest; in the order found when at most `compared`), the postings
+    read, and the buckets read in part."""
+    shared: dict[int, int] = {}
+    read = hot = 0
+    for state in states:
+        newest = state.found[-bands.newest :]
+        read += len(newest)
+        hot += len(state.found) > bands.newest
+        for seq in newest:
+            shared[seq] = shared.get(seq, 0) + 1
+    seqs = list(shared)
+    if len(seqs) > bands.compared:
+        seqs.sort(key=lambda s: (-shared[s], -s))
+        del seqs[bands.compared :]
+    return seqs, read, hot
+
+
+class _Stop(Exception):
+    """The guesses go no further: what comes next needs what was not read, or what only the
+    script may do."""
+
+
+class Guesser:
+    def __init__(self, layout: BandLayout, duplicate_bins: int) -> None:
+        self.layout = layout
+        self.duplicate_bins = duplicate_bins
+
+    def guess(self, probes: Sequence[Probe], batch: Batch) -> list[bytes]:
+        """Each probe's guess in check_bands.lua's form; b"" from the first that cannot be
+        guessed on."""
+        out: list[bytes] = []
+        counter = batch.counter
+        for probe in probes:
+            try:
+                guess, takes = self._one(probe, batch, counter + 1)
+            except _Stop:
+                break
+            out.append(guess)
+            counter += takes
+        return out + [b""] * (len(probes) - len(out))
+
+    def _one(self, probe: Probe, batch: Batch, seq: int) -> tuple[bytes, int]:
+        held = batch.fresh.get(probe.id) or batch.docs.get(probe.id)
+        if held is not None:
+            if held[:16] == probe.content_hash:
+                return b"R", 0
+            raise _Stop  # (new text: the old article is removed)
+        first = batch.exact.get(probe.content_hash)
+        if first is not None and first in batch.fresh:
+            batch.fresh[probe.id] = probe.content_hash
+            return b"E", 0
+        original = batch.docs.get(first) if first is not None else None
+        if original is not None:
+            alive = int.from_bytes(original[_ALIVE.start : _ALIVE.start + _ALIVE.size])
+            if batch.cutoff_s is not None and alive < batch.cutoff_s:
+                raise _Stop  # (the script removes it)
+            batch.fresh[probe.id] = probe.content_hash
+            return b"E", 0
+        if probe.line:
+            guess, takes = b"N", 1
+        elif probe.fingerprint is None or len(probe.sketch or b"") != SKETCH_BYTES:
+            guess, takes = b"X", 0
+        else:
+            guess, takes = self._search(probe, batch, seq), 1
+        batch.exact[probe.content_hash] = probe.id
+        batch.fresh[probe.id] = probe.content_hash
+        return guess, takes
+
+    def _search(self, probe: Probe, batch: Batch, seq: int) -> bytes:
+        sketch, fp = probe.sketch or b"", probe.fingerprint or 0
+        mine = int.from_bytes(sketch)
+        buckets = batch.where.get(sketch) or self.layout.buckets(sketch)
+        states = [batch.buckets[b] for b in buckets]
+        seqs, read, hot = top_compared(states, self.layout.bands)
+        best: tuple[tuple[int, int, int], Known] | None = None
+        oldest = NO_ALIVE
+        for number in seqs:
+            if number not in batch.ids and number not in batch.known:
+                raise _Stop  # (its owner was not read)
+            known = batch.known.get(number) or self._known(batch, number)
+            if known is None:
+                continue
+            if batch.cutoff_s is not None and known.alive_s < batch.cutoff_s:
+                raise _Stop  # (the script takes it out)
+            if known.seq <= batch.counter:
+                oldest = min(oldest, known.alive_s)
+            if known.id == probe.id:
+                continue
+            n = (mine ^ known.bins).to_bytes(SKETCH_BYTES).count(0)
+            if n < self.duplicate_bins:
+                continue
+            key = (-n, (fp ^ known.fingerprint).bit_count(), number)
+            if best is None or key < best[0]:
+                best = (key, known)
+        guess = (
+            b"S"
+            + b"".join(
+                bytes([OWN if s.own else min(s.count, OWN - 1)]) + key[-3:] + check
+                for s, (key, check) in zip(states, buckets, strict=True)
+            )
+            + struct.pack(">HBI", min(read, 0xFFFF), min(hot, 0xFF), oldest)
+        )
+        posted: Sequence[int] = range(len(buckets))
+        if best is not None:
+            (n, d, _), match = (-best[0][0], best[0][1], best[0][2]), best[1]
+            # (one of the batch's: its number is the script's to give)
+            number = match.seq if match.seq <= batch.counter else 0
+            guess += pack_number(number) + bytes([n, d]) + match.id.encode("utf-8")
+            rows = self.layout.bands.rows
+            posted = [
+                b
+                for b in range(len(buckets))
+                if sketch[b * rows : (b + 1) * rows] != match.sketch[b * rows : (b + 1) * rows]
+            ]
+        for b in posted:
+            _post(states[b], seq, self.layout.bands.newest + 1)
+        batch.known[seq] = Known(probe.id, probe.content_hash, seq, NO_ALIVE, sketch, fp)
+        return guess
+
+    @staticmethod
+    def _known(batch: Batch, number: int) -> Known | None:
+        owner = batch.ids.get(number)
+        record = batch.docs.get(owner) if owner is not None else None
+        if record is None:
+            return None
+        known = known_from(owner or "", record)
+        return known if known.seq == number else None
+
+
+def _post(state: BucketState, seq: int, kept: int) -> None:
+    """A posting appended to the bucket, as lua/groups.lua's post_all makes it."""
+    if not state.own and state.count >= SPILL:
+        state.own = True
+    if not state.own:
+        state.count += 1
+    state.found.append(seq)
+    if state.own:
+        del state.found[:-kept]

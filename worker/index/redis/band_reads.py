@@ -1,0 +1,166 @@
+"""What a worker reads of a band index before check_bands.lua decides a batch: the batch's
+band buckets, the records and exact texts its guesses need (band_guesses.py), in four round
+trips of MGETs, HMGETs and reads.lua's reads. First the index's count of calls and of
+removals and the head of its log of calls (lua/guesses.lua), which the script checks the
+guesses against; what other calls posted under meanwhile is in their entries of that log.
+An article removed while the worker reads (the count of removals moved) leaves the batch
+without guesses: the script searches as before."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import redis.exceptions
+
+from worker.index.redis import scripts
+from worker.index.redis.band_guesses import BandLayout, Batch, BucketState, top_compared
+from worker.index.redis.bucket_reads import MGET_KEYS
+from worker.index.redis.client import ERRORS, Client, translate
+from worker.index.redis.format import SKETCH_BYTES, pack_number
+from worker.index.redis.keys import NamespaceKeys
+from worker.index.redis.scripts import Script
+from worker.model import Probe
+
+
+class _Moved(Exception):
+    """An article was removed between two reads."""
+
+
+HEAD = 25  # the bytes of a log entry's head (lua/guesses.lua, lua/reads.lua)
+
+
+class BandReads:
+    def __init__(
+        self,
+        client: Client,
+        keys: NamespaceKeys,
+        layout: BandLayout,
+        *,
+        retention_s: int,
+    ) -> None:
+        self.client, self.keys, self.layout = client, keys, layout
+        self.retention_s = retention_s
+
+    async def read(self, probes: Sequence[Probe]) -> Batch | None:
+        """What the batch's guesses need, or None when an article was removed meanwhile."""
+        try:
+            return await self._read(probes)
+        except _Moved:
+            return None
+
+    async def _read(self, probes: Sequence[Probe]) -> Batch:
+        sketches = list(dict.fromkeys(p.sketch for p in probes if _searched(p) and p.sketch))
+        where = dict(zip(sketches, self.layout.buckets_of(sketches), strict=True))
+        buckets = list(dict.fromkeys(b for each in where.values() for b in each))
+        batch, now_s = await self._first(probes, buckets)
+        batch.where = where
+        await self._second(batch)
+        numbers: list[int] = []
+        for each in where.values():
+            states = [batch.buckets[b] for b in each]
+            numbers += top_compared(states, self.layout.bands)[0]
+        await self._owners(batch, list(dict.fromkeys(numbers)))
+        batch.cutoff_s = now_s - self.retention_s if self.retention_s else None
+        return batch
+
+    async def _first(
+        self, probes: Sequence[Probe], buckets: list[tuple[bytes, bytes]]
+    ) -> tuple[Batch, int]:
+        """Redis's clock, the counters, the batch's records and exact texts, the buckets'
+        group strings."""
+        groups = list(dict.fromkeys(group for group, _ in buckets))
+        ids = list(dict.fromkeys(p.id for p in probes))
+        contents = list(dict.fromkeys(p.content_hash for p in probes))
+        state_keys = [*self.keys.shared, self.keys.calls, self.keys.removals, self.keys.posts]
+        commands: list[tuple[Any, ...]] = [
+            self._reading("state", [*state_keys, self.keys.seq], contents),
+            ("HMGET", self.keys.docs, *ids),
+            *[("MGET", *groups[i : i + MGET_KEYS]) for i in range(0, len(groups), MGET_KEYS)],
+        ]
+        (since, removals, head, now_s, counter, *firsts), records, *blobs = await self._round(
+            commands, None
+        )
+        exact = {c: v.decode() for c, v in zip(contents, firsts, strict=True) if v}
+        held = dict(zip(groups, [blob for reply in blobs for blob in reply], strict=True))
+        states = {}
+        for bucket in buckets:
+            found, marked = self.layout.read(held.get(bucket[0]) or b"", bucket[1])
+            states[bucket] = BucketState(found, marked, len(found))
+        docs = {i: v for i, v in zip(ids, records, strict=True) if v is not None}
+        batch = Batch(int(since), int(removals), head, int(counter), None, states, docs, exact, {})
+        return batch, int(now_s)
+
+    async def _second(self, batch: Batch) -> None:
+        """The newest postings of the buckets with strings of their own; the records of the
+        exact texts' first articles."""
+        own = [bucket for bucket, state in batch.buckets.items() if state.own]
+        originals = [i for i in dict.fromkeys(batch.exact.values()) if i not in batch.docs]
+        kept = self.layout.bands.newest + 1
+        if not own and not originals:
+            return
+        size = str(kept * self.layout.posting)
+        tails, held = await self._round(
+            [
+                self._reading("tails", [group + check for group, check in own], [size]),
+                ("HMGET", self.keys.docs, *originals) if originals else ("GET", self.keys.seq),
+            ],
+            batch.removals,
+        )
+        for bucket, tail in zip(own, tails, strict=True):
+            state = batch.buckets[bucket]
+            state.found = (state.found + self.layout.numbers(tail))[-kept:]
+        if originals:
+            batch.docs.update({i: v for i, v in zip(originals, held, strict=True) if v})
+
+    async def _owners(self, batch: Batch, numbers: list[int]) -> None:
+        """The ids of `numbers` and their records (read here: a record passed through Lua is
+        copied twice)."""
+        if not numbers:
+            return
+        seqs = [pack_number(n) for n in numbers]
+        [ids] = await self._round([self._reading("owners", self.keys.shared, seqs)], batch.removals)
+        for n, raw in zip(numbers, ids, strict=True):
+            batch.ids[n] = raw.decode() if raw else None
+        wanted = [o for o in dict.fromkeys(batch.ids.values()) if o and o not in batch.docs]
+        if wanted:
+            [records] = await self._round([("HMGET", self.keys.docs, *wanted)], batch.removals)
+            batch.docs.update({i: v for i, v in zip(wanted, records, strict=True) if v})
+
+    @staticmethod
+    def _reading(read: str, keys: Sequence[Any], args: Sequence[Any]) -> tuple[Any, ...]:
+        """A call of reads.lua (read-only: a replica could take it)."""
+        return ("EVALSHA_RO", scripts.sha(Script.READS), len(keys), *keys, read, *args)
+
+    async def _round(self, commands: Sequence[tuple[Any, ...]], removals: int | None) -> list[Any]:
+        """The replies of `commands`; raises _Moved if an article was removed meanwhile (the
+        count of removals is not `removals`, or moved: the first command reads it)."""
+        for again in (False, True):
+            try:
+                async with self.client.pipeline(transaction=False) as pipe:
+                    if removals is not None:
+                        pipe.execute_command("GET", self.keys.removals)
+                    for command in commands:
+                        pipe.execute_command(*command)
+                    pipe.execute_command("GET", self.keys.removals)
+                    *replies, after = await pipe.execute()
+                break
+            except redis.exceptions.NoScriptError:
+                if again:
+                    raise
+                await scripts.load(self.client, Script.READS)  # (first use, or a restart)
+            except ERRORS as exc:
+                raise translate(exc) from exc
+        before = int(replies.pop(0) or 0) if removals is not None else int(replies[0][1])
+        if int(after or 0) != before or (removals is not None and before != removals):
+            raise _Moved
+        return replies
+
+
+def _searched(probe: Probe) -> bool:
+    """Whether check_bands.lua searches the probe's band buckets (not a short line's)."""
+    return (
+        not probe.line
+        and probe.fingerprint is not None
+        and len(probe.sketch or b"") == SKETCH_BYTES
+    )
