@@ -149,7 +149,8 @@ class BandLayout:
 
 @dataclass
 class Batch:
-    """What was read for a batch (band_reads.py), at one count of the index's writes."""
+    """What was read for a batch (band_reads.py), at one count of the index's calls and of
+    its removals."""
 
     since: int  # the index's count of calls (lua/guesses.lua)
     removals: int  # its count of removals
@@ -160,9 +161,9 @@ class Batch:
     docs: dict[str, bytes]  # the records read: the batch's ids, exact originals, candidates
     exact: dict[bytes, str]  # content hash -> the first article with it
     ids: dict[int, str | None]  # the numbers whose owners were read
+    where: dict[bytes, list[tuple[bytes, bytes]]] = field(default_factory=dict)  # sketch -> buckets
     # What the batch's articles guessed so far add: id -> content hash; number -> article.
     fresh: dict[str, bytes] = field(default_factory=dict)
-    where: dict[bytes, list[tuple[bytes, bytes]]] = field(default_factory=dict)  # sketch -> buckets
     known: dict[int, Known] = field(default_factory=dict)
 
 
