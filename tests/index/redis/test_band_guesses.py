@@ -14,6 +14,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from tests.support.factories import probe
 from worker.index.base import IndexOptions
 from worker.index.redis import RedisBandIndex
 from worker.index.redis.band_guesses import OWN, SPILL, BandLayout, Batch
@@ -67,7 +68,7 @@ def summary(verdicts: list[Verdict]) -> list[tuple[Any, ...]]:
 
 def index(client: aioredis.Redis, namespace: str, **options: Any) -> RedisBandIndex:
     return RedisBandIndex(
-        client, namespace, Bands(), IndexOptions(**options), expected_docs=100_000
+        client, namespace, Bands(), IndexOptions(**options), expected_docs=100_000, guesses=True
     )
 
 
@@ -243,3 +244,23 @@ async def test_a_batch_read_before_writes_were_lost_is_left_to_the_script(
     got = await guessing.check_and_insert(probes[200:])
     assert summary(got) == summary(expected[200:])
     assert [kept for kept, _ in await log(redis_client, guessing)][-2:] == [False, False]
+
+
+async def test_by_default_the_worker_guesses_once_the_searches_read_many_postings(
+    redis_client: aioredis.Redis,
+) -> None:
+    """News-like articles that share no band: the script searches them as cheaply as the
+    worker would read them, so no call carries guesses; then articles of one template, whose
+    searches read many postings each: the calls carry guesses."""
+    rng = random.Random(7)
+    auto = RedisBandIndex(redis_client, "auto", Bands(), expected_docs=100_000)
+    apart = [probe(f"a{i}", rng.getrandbits(64), sketch=rng.randbytes(64)) for i in range(300)]
+    await auto.check_and_insert(apart)
+    assert await log(redis_client, auto) == [(False, 0)] * 3
+    shared = rng.randbytes(32)  # (8 of the 16 bands the same: too few for a near-duplicate)
+    alike = [
+        probe(f"t{i}", rng.getrandbits(64), sketch=shared + rng.randbytes(32)) for i in range(600)
+    ]
+    await auto.check_and_insert(alike[:300])
+    await auto.check_and_insert(alike[300:])
+    assert [kept for kept, _ in await log(redis_client, auto)][-3:] == [True] * 3

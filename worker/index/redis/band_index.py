@@ -22,7 +22,12 @@ from worker.index.redis.nearest import BucketRead
 from worker.index.redis.replies import verdicts_of
 from worker.index.redis.scripts import Script
 from worker.layout.bands import Bands
-from worker.model import SIMHASH_BITS, Probe, Verdict
+from worker.model import SIMHASH_BITS, Kind, Probe, Verdict
+
+# The worker reads a batch and guesses it only where the script's own search costs Redis more
+# than those reads: while the articles of late read this many postings each, on average
+# (template text, a large index). Below, the script searches about as cheaply.
+GUESS_FROM = 16
 
 
 class RedisBandIndex(NamespaceIndex):
@@ -40,18 +45,20 @@ class RedisBandIndex(NamespaceIndex):
         fingerprint_spec: str | None = None,
         on_reset: Callable[[str], None] | None = None,
         replicas_acked: int = 0,
-        guesses: bool = True,
+        guesses: bool | None = None,
     ) -> None:
         """The index of one namespace on one Redis (or one Redis Cluster), with band postings
-        in group strings sized for `expected_docs` articles (format.group_bits); without
-        `guesses`, the script searches every article itself; the other arguments as
-        RedisIndex's."""
+        in group strings sized for `expected_docs` articles (format.group_bits); with
+        `guesses` the worker guesses every batch (band_guesses.py), with False none (the
+        script searches every article itself), by default those whose articles read many
+        postings (GUESS_FROM); the other arguments as RedisIndex's."""
         options = options or IndexOptions()
         super().__init__(
             client, namespace, options, fingerprint_spec, on_reset, expected_docs, replicas_acked
         )
         self.bands = bands
         self.guesses = guesses
+        self._postings = 0.0  # postings read per article, a moving average over the batches
         self.threshold = SIMHASH_BITS
         self.rule = Rule.of_bands(bands, options.similarity)
         layout = BandLayout(self.keys.buckets.encode(), bands, self.groups)
@@ -88,7 +95,8 @@ class RedisBandIndex(NamespaceIndex):
         claims: Sequence[tuple[str, int]] = (),
     ) -> list[Verdict]:
         # (renewing moves a match to a new number: not guessed)
-        guessing = self.guesses and not self.renew_on_match
+        wanted = self._postings >= GUESS_FROM if self.guesses is None else self.guesses
+        guessing = wanted and not self.renew_on_match
         batch = await self._reads.read(probes) if guessing else None
         guesses = self._guesser.guess(probes, batch) if batch is not None else None
         replies = await self._run(
@@ -97,4 +105,8 @@ class RedisBandIndex(NamespaceIndex):
                 probes, epoch, lambda: guard.pack(None, claims), guesses, batch
             ),
         )
-        return verdicts_of(self.rule, probes, replies)
+        verdicts = verdicts_of(self.rule, probes, replies)
+        searched = [v.candidates for v in verdicts if v.kind is not Kind.EXACT and not v.replayed]
+        if searched:
+            self._postings = 0.7 * self._postings + 0.3 * sum(searched) / len(searched)
+        return verdicts
