@@ -229,7 +229,7 @@ class Guesser:
             return b"E", 0
         if probe.line:
             guess, takes = b"N", 1
-        elif probe.fingerprint is None or len(probe.sketch or b"") != SKETCH_BYTES:
+        elif not searched(probe):
             guess, takes = b"X", 0
         else:
             guess, takes = self._search(probe, batch, seq), 1
@@ -292,10 +292,19 @@ class Guesser:
     def _known(batch: Batch, number: int) -> Known | None:
         owner = batch.ids.get(number)
         record = batch.docs.get(owner) if owner is not None else None
-        if record is None:
+        if owner is None or record is None:
             return None
-        known = known_from(owner or "", record)
+        known = known_from(owner, record)
         return known if known.seq == number else None
+
+
+def searched(probe: Probe) -> bool:
+    """Whether check_bands.lua searches the probe's band buckets (not a short line's)."""
+    return (
+        not probe.line
+        and probe.fingerprint is not None
+        and len(probe.sketch or b"") == SKETCH_BYTES
+    )
 
 
 def _post(state: BucketState, seq: int, kept: int) -> None:

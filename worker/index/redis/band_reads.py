@@ -14,10 +14,16 @@ from typing import Any
 import redis.exceptions
 
 from worker.index.redis import scripts
-from worker.index.redis.band_guesses import BandLayout, Batch, BucketState, top_compared
+from worker.index.redis.band_guesses import (
+    BandLayout,
+    Batch,
+    BucketState,
+    searched,
+    top_compared,
+)
 from worker.index.redis.bucket_reads import MGET_KEYS
 from worker.index.redis.client import ERRORS, Client, translate
-from worker.index.redis.format import SKETCH_BYTES, pack_number
+from worker.index.redis.format import pack_number
 from worker.index.redis.keys import NamespaceKeys
 from worker.index.redis.scripts import Script
 from worker.model import Probe
@@ -50,7 +56,7 @@ class BandReads:
             return None
 
     async def _read(self, probes: Sequence[Probe]) -> Batch:
-        sketches = list(dict.fromkeys(p.sketch for p in probes if _searched(p) and p.sketch))
+        sketches = list(dict.fromkeys(p.sketch for p in probes if searched(p) and p.sketch))
         where = dict(zip(sketches, self.layout.buckets_of(sketches), strict=True))
         buckets = list(dict.fromkeys(b for each in where.values() for b in each))
         batch, now_s = await self._first(probes, buckets)
@@ -155,12 +161,3 @@ class BandReads:
         if int(after or 0) != before or (removals is not None and before != removals):
             raise _Moved
         return replies
-
-
-def _searched(probe: Probe) -> bool:
-    """Whether check_bands.lua searches the probe's band buckets (not a short line's)."""
-    return (
-        not probe.line
-        and probe.fingerprint is not None
-        and len(probe.sketch or b"") == SKETCH_BYTES
-    )
