@@ -17,7 +17,8 @@ import redis.asyncio as aioredis
 from tests.support.factories import probe
 from worker.index.base import IndexOptions
 from worker.index.redis import RedisBandIndex
-from worker.index.redis.band_guesses import OWN, SPILL, BandLayout, Batch
+from worker.index.redis.band_guesses import OWN, SPILL, Batch
+from worker.index.redis.band_layout import BandLayout
 from worker.index.redis.band_reads import HEAD, BandReads
 from worker.index.redis.format import pack_number
 from worker.layout.bands import Bands

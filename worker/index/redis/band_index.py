@@ -13,7 +13,8 @@ from worker import defaults
 from worker.index.base import IndexOptions, Rule
 from worker.index.redis import guard
 from worker.index.redis.band_calls import BandCalls
-from worker.index.redis.band_guesses import BandLayout, Guesser
+from worker.index.redis.band_guesses import Guesser
+from worker.index.redis.band_layout import BandLayout
 from worker.index.redis.band_reads import BandReads
 from worker.index.redis.client import Client
 from worker.index.redis.format import BANDS_FORMAT

@@ -14,13 +14,8 @@ from typing import Any
 import redis.exceptions
 
 from worker.index.redis import scripts
-from worker.index.redis.band_guesses import (
-    BandLayout,
-    Batch,
-    BucketState,
-    searched,
-    top_compared,
-)
+from worker.index.redis.band_guesses import Batch, BucketState, searched, top_compared
+from worker.index.redis.band_layout import BandLayout
 from worker.index.redis.bucket_reads import MGET_KEYS
 from worker.index.redis.client import ERRORS, Client, translate
 from worker.index.redis.format import pack_number
