@@ -46,7 +46,7 @@ from evaluation.truth import DIFFERENT, shingle_set
 from worker import wiring
 from worker.index.base import IndexOptions
 from worker.index.redis import NamespaceIndex, RedisBandIndex, RedisIndex
-from worker.index.redis.client import Client, connect
+from worker.index.redis.client import Client, connect, connect_replicas
 from worker.layout.bands import Bands
 from worker.model import Kind, Probe, Verdict
 from worker.settings import Settings
@@ -154,6 +154,7 @@ async def grow(args: argparse.Namespace, kind: str) -> None:
                 options,
                 expected_docs=settings.expected_docs,
                 guesses=not args.no_guesses,
+                replicas=connect_replicas(args.read_url) if args.read_url else None,
             )
         return RedisIndex(on, f"growth-{kind}", layout, options)
 
@@ -170,7 +171,9 @@ async def grow(args: argparse.Namespace, kind: str) -> None:
     print(
         "  indexed | articles/s | Redis CPU us/article | of it, deciding | compared/article"
         " | Redis B/article | process peak MB | 2 callers, articles/s"
+        + (" | replica CPU us/article" if args.read_url else "")
     )
+    replica = connect(args.read_url) if args.read_url else None
     indexed = 0
     base_memory = (await client.info("memory"))["used_memory"]
     for size in sorted(args.sizes):
@@ -180,6 +183,9 @@ async def grow(args: argparse.Namespace, kind: str) -> None:
             indexed += len(batch)
         await index.refresh()
         measured = [next(articles) for _ in range(args.measure)]
+        if replica is not None:
+            await client.execute_command("WAIT", 1, 0)  # (the fill's writes reach it first)
+            replica_cpu = await server_cpu_s(replica)
         cpu, scripts_us = await server_cpu_s(client), await script_us(client)
         started = time.perf_counter()
         verdicts: list[Verdict] = []
@@ -187,6 +193,9 @@ async def grow(args: argparse.Namespace, kind: str) -> None:
             verdicts += await index.check_and_insert(measured[first : first + CALL])
         elapsed = time.perf_counter() - started
         cpu_us = (await server_cpu_s(client) - cpu) / len(measured) * 1e6
+        if replica is not None:
+            await client.execute_command("WAIT", 1, 0)
+            replica_us = (await server_cpu_s(replica) - replica_cpu) / len(measured) * 1e6
         decision_us = (await script_us(client) - scripts_us) / len(measured)
         indexed += len(measured)
         memory = ((await client.info("memory"))["used_memory"] - base_memory) / indexed
@@ -197,7 +206,8 @@ async def grow(args: argparse.Namespace, kind: str) -> None:
         print(
             f"  {size:>9,} | {len(measured) / elapsed:>10,.0f} | {cpu_us:>20,.0f} | "
             f"{decision_us:>15,.0f} | "
-            f"{compared:>16,.1f} | {memory:>15,.0f} | {peak:>15,.0f} | {together:>21,.0f}",
+            f"{compared:>16,.1f} | {memory:>15,.0f} | {peak:>15,.0f} | {together:>21,.0f}"
+            + (f" | {replica_us:>23,.0f}" if replica is not None else ""),
             flush=True,
         )
         if elapsed > args.budget:
@@ -209,6 +219,8 @@ async def grow(args: argparse.Namespace, kind: str) -> None:
         await loader.close()
     await second.close()
     await index.close()
+    if replica is not None:
+        await replica.aclose()
 
 
 async def script_us(client: Client) -> float:
@@ -317,6 +329,11 @@ def main() -> None:
         "--no-guesses",
         action="store_true",
         help="bands: the script searches every article itself (the worker guesses nothing)",
+    )
+    parser.add_argument(
+        "--read-url",
+        default="",
+        help="bands: a replica of --redis-url that the worker reads on (DEDUP_REDIS_READ_URL)",
     )
     args = parser.parse_args()
     for kind in args.kinds.split(","):

@@ -6,7 +6,7 @@ from redis.asyncio.connection import parse_url
 
 from tests.support import ROOT
 from worker.errors import ConfigError
-from worker.settings import ENV, Guarantee, Isolation, Settings
+from worker.settings import ENV, Guarantee, Isolation, Settings, redis_db
 from worker.text.features import ChineseUnits
 
 
@@ -100,6 +100,8 @@ def test_settings_are_frozen() -> None:
         # a misspelt protocol is named as such, not taken for SASL without credentials
         ({"DEDUP_KAFKA_SECURITY_PROTOCOL": "SASL_X"}, "kafka_security_protocol must be one of"),
         ({"DEDUP_LOG_FORMAT": "xml"}, "log_format must be one of \\('text', 'json'\\)"),
+        ({"DEDUP_REDIS_READ_URL": "replica:6379"}, "redis_read_url must start with redis://"),
+        ({"DEDUP_REDIS_READ_URL": "redis://replica/3"}, "the same database as redis_url"),
     ],
 )
 def test_bad_values_say_the_fix(env: dict[str, str], message: str) -> None:
@@ -114,13 +116,30 @@ def test_secrets_stay_out_of_repr_and_are_listed_for_redaction() -> None:
             "DEDUP_KAFKA_USERNAME": "dedup",
             "DEDUP_KAFKA_PASSWORD": "k-secret",
             "DEDUP_REDIS_URL": "rediss://dedup:r-secret@redis:6380/0",
+            "DEDUP_REDIS_READ_URL": "rediss://dedup:replica-secret@replica:6380?db=0",
         }
     )
     assert "k-secret" not in repr(s)
     assert "r-secret" not in repr(s)
-    assert s.secrets == ["k-secret", "r-secret"]
+    assert "replica-secret" not in repr(s)
+    assert s.secrets == ["k-secret", "r-secret", "replica-secret"]
     with pytest.raises(ConfigError, match="SASL needs"):
         Settings.from_env({"DEDUP_KAFKA_SECURITY_PROTOCOL": "SASL_PLAINTEXT"})
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://cache:6379/3",
+        "redis://cache",
+        "redis://cache:6379/?db=4",
+        "rediss://u:p@cache:6380/7?db=2",
+        "unix:///run/redis.sock?db=2",
+        "unix:///run/redis.sock",
+    ],
+)
+def test_the_database_of_a_redis_url_is_the_one_redis_py_selects(url: str) -> None:
+    assert redis_db(url) == int(parse_url(url).get("db") or 0)
 
 
 @pytest.mark.parametrize(

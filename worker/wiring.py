@@ -85,6 +85,15 @@ def redis_client(settings: Settings) -> Client:
     return connect(settings.redis_url, settings.redis_cluster)
 
 
+def replica_client(settings: Settings) -> Client | None:
+    """The client for a band index's reads before its calls (DEDUP_REDIS_READ_URL), if any."""
+    from worker.index.redis.client import connect_replicas
+
+    if not settings.redis_read_url:
+        return None
+    return connect_replicas(settings.redis_read_url, settings.redis_cluster)
+
+
 def redis_index(
     settings: Settings,
     fingerprinter: Fingerprinter | None = None,
@@ -108,6 +117,7 @@ def redis_index(
             fingerprint_spec=spec,
             on_reset=on_reset,
             replicas_acked=settings.redis_replicas_acked,
+            replicas=replica_client(settings),
         )
     return RedisIndex(
         redis_client(settings),

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import redis
 
 from tests.support import ROOT
 
@@ -99,6 +100,33 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+@contextmanager
+def redis_server(folder: Path) -> Iterator[redis.Redis]:
+    """A Redis server of its own in `folder`, without persistence."""
+    folder.mkdir()
+    port = free_port()
+    server = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", ""],
+        cwd=folder,
+        stdout=subprocess.DEVNULL,
+    )
+    client = redis.Redis(port=port)
+    try:
+        for _ in range(100):
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                if server.poll() is not None:
+                    raise
+                subprocess.run(["sleep", "0.05"], check=True)
+        yield client
+    finally:
+        client.close()
+        server.terminate()
+        server.wait(10)
 
 
 def _port_free(port: int, host: str = "127.0.0.1") -> bool:

@@ -86,6 +86,9 @@ class Settings:
     redis_cluster: bool = False  # the URL names one node of a Redis Cluster
     # a batch's verdicts are given out once this many replicas hold its writes (0: at once)
     redis_replicas_acked: int = 0
+    # where a band index reads before its calls: a replica of redis_url, or with redis_cluster
+    # any node (the reads go to the namespace's replicas); "": the primary
+    redis_read_url: str = field(default="", repr=False)
     bucket_cache: bool = True  # the worker keeps the buckets in memory (BucketCache)
     namespace: str = "default"
     app_id: str = "dedup-worker"
@@ -204,9 +207,17 @@ class Settings:
                 bool(self.kafka_username and self.kafka_password),
                 "SASL needs DEDUP_KAFKA_USERNAME and DEDUP_KAFKA_PASSWORD",
             )
+        for name in ("redis_url", "redis_read_url") if self.redis_read_url else ("redis_url",):
+            _check(
+                getattr(self, name).startswith(("redis://", "rediss://", "unix://")),
+                f"{name} must start with redis://, rediss:// (TLS) or unix://",
+            )
         _check(
-            self.redis_url.startswith(("redis://", "rediss://", "unix://")),
-            "redis_url must start with redis://, rediss:// (TLS) or unix://",
+            not self.redis_read_url
+            or self.redis_cluster
+            or redis_db(self.redis_read_url) == redis_db(self.redis_url),
+            "redis_read_url must name the same database as redis_url (a replica holds the "
+            "primary's databases under their numbers)",
         )
         for name in _NAMES:
             value = getattr(self, name)
@@ -283,7 +294,11 @@ class Settings:
         """Values that must never be logged: the Kafka password, and the Redis password as the
         URL writes it and as the client reads it (redis_passwords). The log filter adds the
         forms each may be printed in (escaped, percent-encoded: stream/logs.py)."""
-        found = [self.kafka_password, *redis_passwords(self.redis_url)]
+        found = [
+            self.kafka_password,
+            *redis_passwords(self.redis_url),
+            *redis_passwords(self.redis_read_url),
+        ]
         return list(dict.fromkeys(s for s in found if s))
 
     @property
@@ -291,6 +306,17 @@ class Settings:
         """Largest output message: an article's JSON may grow when re-encoded (an escaped control
         character takes 6 bytes), and dead letters may carry the raw bytes in base64."""
         return 7 * self.max_message_bytes + 64 * 1024
+
+
+def redis_db(url: str) -> int:
+    """The database a Redis URL names, as redis-py reads it: a `db` argument, else its path."""
+    parts = urlsplit(url)
+    for argument in parts.query.split("&"):
+        name, _, value = argument.partition("=")
+        if unquote_plus(name) == "db" and value.isdigit():
+            return int(value)
+    path = parts.path.strip("/")
+    return int(path) if parts.scheme != "unix" and path.isdigit() else 0
 
 
 def redis_passwords(url: str) -> list[str]:

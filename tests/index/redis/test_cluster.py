@@ -8,13 +8,16 @@ import asyncio
 import random
 
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import ClusterNode
 
+from tests.support.bands import stream, summary, unguessed
 from tests.support.factories import flip, probe
-from worker.index.redis import RedisIndex
-from worker.index.redis.client import connect
+from worker.index.redis import RedisBandIndex, RedisIndex
+from worker.index.redis.client import connect, connect_replicas
 from worker.index.redis.format import RECENT_SLOTS
 from worker.index.redis.keys import NamespaceKeys
 from worker.index.redis.status import read_status
+from worker.layout.bands import Bands
 from worker.layout.tables import multi_index
 from worker.model import Kind, Verdict
 
@@ -103,3 +106,39 @@ async def test_a_fresh_worker_loads_its_copy_of_the_buckets_from_a_cluster(
     [v] = await fresh.run_checks([copy], [read])
     assert (v.kind, v.duplicate_of) == (Kind.NEAR, "first")
     await client.aclose()
+
+
+async def test_a_band_index_reads_on_the_namespaces_replica(redis_cluster_url: str) -> None:
+    client = connect(redis_cluster_url, cluster=True)
+    assert isinstance(client, aioredis.RedisCluster)
+    namespace = f"replica-{random.Random(14).getrandbits(32):x}"
+    slot = await client.cluster_keyslot(NamespaceKeys(namespace).meta)
+    await client.nodes_manager.initialize()
+    primary, replica, *_ = client.nodes_manager.slots_cache[slot]
+
+    async def reads_on(node: ClusterNode) -> int:
+        stats = await client.info("commandstats", target_nodes=node)
+        return int(stats.get("cmdstat_evalsha_ro", {}).get("calls", 0))
+
+    before = [await reads_on(primary), await reads_on(replica)]
+    probes = stream(600, 5)
+    reading = RedisBandIndex(
+        client,
+        namespace,
+        Bands(),
+        expected_docs=100_000,
+        guesses=True,
+        replicas=connect_replicas(redis_cluster_url, cluster=True),
+    )
+    plain = unguessed(connect(redis_cluster_url, cluster=True), f"{namespace}-plain")
+    got: list[Verdict] = []
+    expected: list[Verdict] = []
+    for start in range(0, len(probes), 100):
+        got += await reading.check_and_insert(probes[start : start + 100])
+        expected += await plain.check_and_insert(probes[start : start + 100])
+    assert summary(got) == summary(expected)
+    after = [await reads_on(primary), await reads_on(replica)]
+    assert after[0] == before[0]  # (none of the reads on the primary)
+    assert after[1] - before[1] >= 6  # (at least the first read of each batch)
+    await reading.close()
+    await plain.close()

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-import subprocess
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -17,40 +15,13 @@ import redis
 
 from tests.support.factories import probe
 from tests.support.proxy import proxy
-from tests.support.services import free_port
+from tests.support.services import redis_server
 from worker.errors import IndexUnavailable
 from worker.index.redis import RedisIndex
 from worker.index.redis.client import connect
 from worker.model import Kind, Probe, Verdict
 
 pytestmark = pytest.mark.services
-
-
-@contextmanager
-def redis_server(folder: Path) -> Iterator[redis.Redis]:
-    """A Redis of its own, without persistence."""
-    folder.mkdir()
-    port = free_port()
-    server = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", ""],
-        cwd=folder,
-        stdout=subprocess.DEVNULL,
-    )
-    client = redis.Redis(port=port)
-    try:
-        for _ in range(100):
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                if server.poll() is not None:
-                    raise
-                subprocess.run(["sleep", "0.05"], check=True)
-        yield client
-    finally:
-        client.close()
-        server.terminate()
-        server.wait(10)
 
 
 def port_of(client: redis.Redis) -> int:

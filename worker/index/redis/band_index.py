@@ -47,12 +47,14 @@ class RedisBandIndex(NamespaceIndex):
         on_reset: Callable[[str], None] | None = None,
         replicas_acked: int = 0,
         guesses: bool | None = None,
+        replicas: Client | None = None,
     ) -> None:
         """The index of one namespace on one Redis (or one Redis Cluster), with band postings
         in group strings sized for `expected_docs` articles (format.group_bits); with
         `guesses` the worker guesses every batch (band_guesses.py), with False none (the
         script searches every article itself), by default those whose articles read many
-        postings (GUESS_FROM); the other arguments as RedisIndex's."""
+        postings (GUESS_FROM); with `replicas` (client.connect_replicas) the worker's reads
+        before each call go there; the other arguments as RedisIndex's."""
         options = options or IndexOptions()
         super().__init__(
             client, namespace, options, fingerprint_spec, on_reset, expected_docs, replicas_acked
@@ -64,7 +66,8 @@ class RedisBandIndex(NamespaceIndex):
         self.rule = Rule.of_bands(bands, options.similarity)
         layout = BandLayout(self.keys.buckets.encode(), bands, self.groups)
         self._guesser = Guesser(layout, self.rule.duplicate_bins)
-        self._reads = BandReads(client, self.keys, layout, retention_s=self.retention_s)
+        self._replicas = replicas
+        self._reads = BandReads(replicas or client, self.keys, layout, retention_s=self.retention_s)
         self._band_calls = BandCalls(
             self.keys,
             bands,
@@ -88,6 +91,11 @@ class RedisBandIndex(NamespaceIndex):
         if self.fingerprint_spec is not None:
             described["fingerprints"] = self.fingerprint_spec
         return described
+
+    async def close(self) -> None:
+        await super().close()
+        if self._replicas is not None:
+            await self._replicas.aclose()
 
     async def run_checks(
         self,

@@ -149,10 +149,19 @@ class BandReads:
             except redis.exceptions.NoScriptError:
                 if again:
                     raise
-                await scripts.load(self.client, Script.READS)  # (first use, or a restart)
+                # First use, or a restart. The script's text, once: the node that runs it
+                # (a replica, in a cluster any of them) keeps it for the calls by its SHA.
+                commands = [_with_text(command) for command in commands]
             except ERRORS as exc:
                 raise translate(exc) from exc
         before = int(replies.pop(0) or 0) if removals is not None else int(replies[0][1])
         if int(after or 0) != before or (removals is not None and before != removals):
             raise _Moved
         return replies
+
+
+def _with_text(command: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A call of reads.lua by its SHA, sent with the script's text instead."""
+    if command[0] != "EVALSHA_RO":
+        return command
+    return ("EVAL_RO", scripts.source(Script.READS), *command[2:])

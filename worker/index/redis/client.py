@@ -20,6 +20,7 @@ from redis.asyncio.connection import (
     SSLConnection,
     UnixDomainSocketConnection,
 )
+from redis.cluster import LoadBalancingStrategy
 
 from worker.errors import (
     IndexFenced,
@@ -45,6 +46,20 @@ def connect(url: str, cluster: bool = False) -> Client:
     pool = client.connection_pool
     pool.connection_class = _PACKING_IN_C.get(pool.connection_class, pool.connection_class)
     return client
+
+
+def connect_replicas(url: str, cluster: bool = False) -> Client:
+    """A client for reads that hold no order (a band index's reads before its calls): the
+    Redis at `url`, a replica; or, in the Redis Cluster that `url` reaches, a replica of each
+    key's primary (the primary where it has none). What a replica has not yet received makes
+    the guesses read there look stale, which the deciding script notices (lua/guesses.lua)."""
+    if cluster:
+        return aioredis.RedisCluster.from_url(
+            url,
+            decode_responses=False,
+            load_balancing_strategy=LoadBalancingStrategy.RANDOM_REPLICA,
+        )
+    return connect(url)
 
 
 def packs_encoded(client: Client) -> bool:
