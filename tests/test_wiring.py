@@ -46,10 +46,11 @@ def test_a_band_layout_makes_band_indexes() -> None:
     shared = wiring.redis_index(settings)  # (never connects)
     assert isinstance(shared, RedisBandIndex)
     assert shared.bands == Bands(16, 4)
-    assert shared._reads.client is shared.client
+    assert shared._replica_reads is None
     on_replica = wiring.redis_index(replace(settings, redis_read_url="redis://replica:6379/0"))
     assert isinstance(on_replica, RedisBandIndex)
-    assert on_replica._reads.client is not on_replica.client  # (its reads go to the replica)
+    assert on_replica._replica_reads is not None  # (its reads go to the replica)
+    assert on_replica._replica_reads.client is not on_replica.client
     with pytest.raises(ConfigError, match="related_threshold needs SimHash tables"):
         Settings(layout="bands:16x4", related_threshold=14)
     with pytest.raises(ConfigError, match="rows must be >= 3"):

@@ -4,6 +4,7 @@ has not yet received looks to the deciding script like another worker's calls.""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -94,5 +95,27 @@ async def test_reads_on_a_replica_left_behind_decide_as_the_script(
     assert entries[:5] == [(True, 0)] * 5  # (the first batch, read in step)
     # The later calls met postings the replica never had, and searched those articles.
     assert sum(strayed for _, strayed in entries[5:]) > 0
+    await plain.close()
+    await reading.close()
+
+
+async def test_a_replica_that_fails_leaves_the_reads_to_the_primary(
+    servers: tuple[redis.Redis, redis.Redis], caplog: pytest.LogCaptureFixture
+) -> None:
+    primary, replica = servers
+    probes = stream(1500, 5)
+    plain, reading = indexes(primary, replica)
+    expected = await plain.check_and_insert(probes[:500])
+    got = await reading.check_and_insert(probes[:500])
+    assert calls_of(primary, "evalsha_ro") == 0
+    with contextlib.suppress(redis.ConnectionError):
+        replica.shutdown(nosave=True)
+    for start in range(500, len(probes), 100):
+        expected += await plain.check_and_insert(probes[start : start + 100])
+        got += await reading.check_and_insert(probes[start : start + 100])
+    assert summary(got) == summary(expected)
+    assert calls_of(primary, "evalsha_ro") > 0  # (the reads went on, on the primary)
+    failed = [r for r in caplog.records if "reading on the replica failed" in r.getMessage()]
+    assert len(failed) == 1  # (tried again only after REPLICA_PAUSE_S)
     await plain.close()
     await reading.close()

@@ -7,13 +7,16 @@ Deletions, expiry and the guarantees are RedisIndex's."""
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable, Sequence
 
 from worker import defaults
+from worker.errors import IndexStoreError
 from worker.index.base import IndexOptions, Rule
 from worker.index.redis import guard
 from worker.index.redis.band_calls import BandCalls
-from worker.index.redis.band_guesses import Guesser
+from worker.index.redis.band_guesses import Batch, Guesser
 from worker.index.redis.band_layout import BandLayout
 from worker.index.redis.band_reads import BandReads
 from worker.index.redis.client import Client
@@ -29,6 +32,11 @@ from worker.model import SIMHASH_BITS, Kind, Probe, Verdict
 # than those reads: while the articles of late read this many postings each, on average
 # (template text, a large index). Below, the script searches about as cheaply.
 GUESS_FROM = 16
+# After the replica the reads go to fails (down, loading its data, cut off), the worker reads
+# on the primary this long before it tries the replica again: a replica never stops decisions.
+REPLICA_PAUSE_S = 10.0
+
+log = logging.getLogger(__name__)
 
 
 class RedisBandIndex(NamespaceIndex):
@@ -67,7 +75,13 @@ class RedisBandIndex(NamespaceIndex):
         layout = BandLayout(self.keys.buckets.encode(), bands, self.groups)
         self._guesser = Guesser(layout, self.rule.duplicate_bins)
         self._replicas = replicas
-        self._reads = BandReads(replicas or client, self.keys, layout, retention_s=self.retention_s)
+        self._reads = BandReads(client, self.keys, layout, retention_s=self.retention_s)
+        self._replica_reads = (
+            BandReads(replicas, self.keys, layout, retention_s=self.retention_s)
+            if replicas is not None
+            else None
+        )
+        self._replica_back = 0.0  # (time.monotonic(): when the replica is tried again)
         self._band_calls = BandCalls(
             self.keys,
             bands,
@@ -106,7 +120,7 @@ class RedisBandIndex(NamespaceIndex):
         # (renewing moves a match to a new number: not guessed)
         wanted = self._postings >= GUESS_FROM if self.guesses is None else self.guesses
         guessing = wanted and not self.renew_on_match
-        batch = await self._reads.read(probes) if guessing else None
+        batch = await self._read(probes) if guessing else None
         guesses = self._guesser.guess(probes, batch) if batch is not None else None
         replies = await self._run(
             Script.CHECK_BANDS,
@@ -119,3 +133,17 @@ class RedisBandIndex(NamespaceIndex):
         if searched:
             self._postings = 0.7 * self._postings + 0.3 * sum(searched) / len(searched)
         return verdicts
+
+    async def _read(self, probes: Sequence[Probe]) -> Batch | None:
+        """What the batch's guesses need, read on the replica when there is one that works."""
+        if self._replica_reads is not None and time.monotonic() >= self._replica_back:
+            try:
+                return await self._replica_reads.read(probes)
+            except IndexStoreError as exc:
+                self._replica_back = time.monotonic() + REPLICA_PAUSE_S
+                log.warning(
+                    "reading on the replica failed (%s); reading on the primary for %.0f s",
+                    exc,
+                    REPLICA_PAUSE_S,
+                )
+        return await self._reads.read(probes)

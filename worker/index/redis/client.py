@@ -31,18 +31,23 @@ from worker.errors import (
 )
 from worker.index.redis.keys import PREFIX
 
+# How long a read on a replica may take to connect or to answer before the worker reads on
+# the primary instead (band_index.REPLICA_PAUSE_S).
+REPLICA_TIMEOUT_S = 2.0
+
 # What a Redis ACL user needs (docs/operations.md; tested in tests/security).
 REDIS_ACL_COMMANDS = "+@scripting +@hash +@string +@transaction +@connection +time +del"
 
 Client = aioredis.Redis | aioredis.RedisCluster
 
 
-def connect(url: str, cluster: bool = False) -> Client:
+def connect(url: str, cluster: bool = False, **options: Any) -> Client:
     """A client for one Redis, or for a Redis Cluster reached through one of its nodes (every
-    key of a namespace shares its hash tag, so each script call runs on one node)."""
+    key of a namespace shares its hash tag, so each script call runs on one node); `options`
+    as redis-py's."""
     if cluster:
-        return aioredis.RedisCluster.from_url(url, decode_responses=False)
-    client = aioredis.Redis.from_url(url, decode_responses=False)
+        return aioredis.RedisCluster.from_url(url, decode_responses=False, **options)
+    client = aioredis.Redis.from_url(url, decode_responses=False, **options)
     pool = client.connection_pool
     pool.connection_class = _PACKING_IN_C.get(pool.connection_class, pool.connection_class)
     return client
@@ -53,13 +58,15 @@ def connect_replicas(url: str, cluster: bool = False) -> Client:
     Redis at `url`, a replica; or, in the Redis Cluster that `url` reaches, a replica of each
     key's primary (the primary where it has none). What a replica has not yet received makes
     the guesses read there look stale, which the deciding script notices (lua/guesses.lua)."""
+    timeouts = {"socket_timeout": REPLICA_TIMEOUT_S, "socket_connect_timeout": REPLICA_TIMEOUT_S}
     if cluster:
         return aioredis.RedisCluster.from_url(
             url,
             decode_responses=False,
             load_balancing_strategy=LoadBalancingStrategy.RANDOM_REPLICA,
+            **timeouts,
         )
-    return connect(url)
+    return connect(url, False, **timeouts)
 
 
 def packs_encoded(client: Client) -> bool:
