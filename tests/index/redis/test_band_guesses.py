@@ -15,11 +15,12 @@ import redis.asyncio as aioredis
 
 from tests.support.bands import index, log, stream, summary, unguessed
 from tests.support.factories import probe
+from worker.index.base import IndexOptions
 from worker.index.redis import RedisBandIndex
 from worker.index.redis.band_guesses import OWN, SPILL, Batch
 from worker.index.redis.band_layout import BandLayout
 from worker.index.redis.band_reads import HEAD, BandReads
-from worker.index.redis.format import pack_number
+from worker.index.redis.format import RECORD, pack_number
 from worker.layout.bands import Bands
 from worker.model import Kind, Probe, Verdict
 
@@ -29,8 +30,8 @@ def before_the_call(target: RedisBandIndex, between: Callable[[], Awaitable[Any]
     (`between` must not use `target`, which holds its turn meanwhile)."""
     read = BandReads.read.__get__(target._reads)
 
-    async def read_then(probes: Any) -> Batch | None:
-        batch: Batch | None = await read(probes)
+    async def read_then(probes: Any) -> Batch:
+        batch: Batch = await read(probes)
         await between()
         return batch
 
@@ -81,9 +82,11 @@ async def test_another_workers_batch_between_the_read_and_the_calls(
     assert all(kept for kept, _ in await log(redis_client, one))
 
 
-async def test_an_article_removed_after_the_read_leaves_the_batch_to_the_script(
+async def test_articles_removed_after_the_read_have_their_buckets_searched_by_the_script(
     redis_client: aioredis.Redis,
 ) -> None:
+    """The deletion's entry in the log of calls names the buckets it took postings out of;
+    the rest of the batch keeps to its guesses."""
     probes = stream(600, 3)
     first, second = probes[:300], probes[300:]
     plain = unguessed(redis_client, "plain")
@@ -101,7 +104,11 @@ async def test_an_article_removed_after_the_read_leaves_the_batch_to_the_script(
     before_the_call(guessing, forget)
     got = await guessing.check_and_insert(second)
     assert summary(got) == summary(expected)
-    assert [kept for kept, _ in await log(redis_client, guessing)][-3:] == [False] * 3
+    entries = await redis_client.lrange(guessing.keys.posts, 0, 3)
+    deletion = entries[3]  # (before the batch's three calls)
+    assert deletion[8:HEAD] == b"-" * 16 + b"1"
+    assert len(deletion) - HEAD - 2 >= 16 * 7 * 50  # (the buckets of the articles deleted)
+    assert [kept for kept, _ in await log(redis_client, guessing)][-3:] == [True] * 3
 
 
 async def test_a_match_that_expires_after_the_read_is_not_taken(
@@ -119,8 +126,49 @@ async def test_a_match_that_expires_after_the_read_is_not_taken(
     before_the_call(guessing, expire)
     (verdict,) = await guessing.check_and_insert([copy])
     assert verdict.kind is Kind.UNIQUE
-    # (the script took the expired original out of its buckets: a removal)
-    assert int(await redis_client.get(guessing.keys.removals) or 0) == 1
+    # The script took the expired original out of its 16 buckets, which its call's entry in
+    # the log gives to every later call to search, with the copy's (it went another way).
+    assert (await log(redis_client, guessing))[-1] == (True, 32)
+
+
+async def test_the_expiry_sweep_after_the_read_leaves_the_other_guesses_standing(
+    redis_client: aioredis.Redis,
+) -> None:
+    """Articles whose retention ended after the worker read the index, swept before its
+    calls: the sweep's entry in the log of calls names their buckets, and the calls keep to
+    the guesses elsewhere."""
+    probes = stream(1200, 8)
+    day = IndexOptions(retention_s=86_400)
+    plain = RedisBandIndex(
+        redis_client, "plain", Bands(), day, expected_docs=100_000, guesses=False
+    )
+    guessing = index(redis_client, "swept", retention_s=86_400)
+    sweeper = index(redis_client, "swept", retention_s=86_400)
+    expected = await plain.check_and_insert(probes[:600])
+    got = await guessing.check_and_insert(probes[:600])
+    await age(redis_client, plain, probes[:100])
+    assert await plain.expire(10_000) > 0
+    expected += await plain.check_and_insert(probes[600:])
+
+    async def sweep() -> None:
+        await age(redis_client, sweeper, probes[:100])
+        assert await sweeper.expire(10_000) > 0
+
+    before_the_call(guessing, sweep)
+    got += await guessing.check_and_insert(probes[600:])
+    assert summary(got) == summary(expected)
+    assert [kept for kept, _ in await log(redis_client, guessing)][-6:] == [True] * 6
+
+
+async def age(client: aioredis.Redis, target: RedisBandIndex, probes: list[Probe]) -> None:
+    """The articles' retention started at the epoch: they have expired."""
+    alive = RECORD["alive_s"]
+    for p in probes:
+        record = await client.hget(target.keys.docs, p.id)
+        if isinstance(record, bytes):
+            epoch = (1).to_bytes(alive.size)
+            aged = record[: alive.start] + epoch + record[alive.start + alive.size :]
+            await client.hset(target.keys.docs, p.id, aged)
 
 
 def test_a_batchs_buckets_are_each_sketchs() -> None:

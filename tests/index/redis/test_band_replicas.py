@@ -5,7 +5,7 @@ has not yet received looks to the deciding script like another worker's calls.""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -36,9 +36,13 @@ def port(client: redis.Redis) -> int:
     return int(client.connection_pool.connection_kwargs["port"])
 
 
-def indexes(primary: redis.Redis, replica: redis.Redis) -> tuple[RedisBandIndex, RedisBandIndex]:
-    """An index whose script searches every article, and one whose worker reads on the
-    replica and guesses every batch, on the primary."""
+@pytest.fixture
+async def indexes(
+    servers: tuple[redis.Redis, redis.Redis],
+) -> AsyncIterator[tuple[RedisBandIndex, RedisBandIndex]]:
+    """On the primary, an index whose script searches every article, and one whose worker
+    reads on the replica and guesses every batch."""
+    primary, replica = servers
     url = f"redis://127.0.0.1:{port(primary)}/0"
     plain = unguessed(connect(url), "plain")
     reading = RedisBandIndex(
@@ -49,7 +53,9 @@ def indexes(primary: redis.Redis, replica: redis.Redis) -> tuple[RedisBandIndex,
         guesses=True,
         replicas=connect_replicas(f"redis://127.0.0.1:{port(replica)}/0"),
     )
-    return plain, reading
+    yield plain, reading
+    await plain.close()
+    await reading.close()
 
 
 def calls_of(client: redis.Redis, command: str) -> int:
@@ -58,10 +64,10 @@ def calls_of(client: redis.Redis, command: str) -> int:
 
 async def test_reads_on_a_replica_in_step_are_guessed_and_decide_as_the_script(
     servers: tuple[redis.Redis, redis.Redis],
+    indexes: tuple[RedisBandIndex, RedisBandIndex],
 ) -> None:
-    primary, replica = servers
+    (primary, replica), (plain, reading) = servers, indexes
     probes = stream(1500, 3)
-    plain, reading = indexes(primary, replica)
     expected: list[Verdict] = []
     got: list[Verdict] = []
     for start in range(0, len(probes), 500):
@@ -73,16 +79,14 @@ async def test_reads_on_a_replica_in_step_are_guessed_and_decide_as_the_script(
     assert calls_of(primary, "evalsha_ro") == 0  # (every read went to the replica)
     # What the replica held was the index as the calls met it: every guess was taken.
     assert await log(reading.client, reading) == [(True, 0)] * 15
-    await plain.close()
-    await reading.close()
 
 
 async def test_reads_on_a_replica_left_behind_decide_as_the_script(
     servers: tuple[redis.Redis, redis.Redis],
+    indexes: tuple[RedisBandIndex, RedisBandIndex],
 ) -> None:
-    primary, replica = servers
+    (primary, replica), (plain, reading) = servers, indexes
     probes = stream(2000, 4)
-    plain, reading = indexes(primary, replica)
     expected = await plain.check_and_insert(probes[:500])
     got = await reading.check_and_insert(probes[:500])
     assert primary.wait(1, 5000) == 1
@@ -95,16 +99,15 @@ async def test_reads_on_a_replica_left_behind_decide_as_the_script(
     assert entries[:5] == [(True, 0)] * 5  # (the first batch, read in step)
     # The later calls met postings the replica never had, and searched those articles.
     assert sum(strayed for _, strayed in entries[5:]) > 0
-    await plain.close()
-    await reading.close()
 
 
 async def test_a_replica_that_fails_leaves_the_reads_to_the_primary(
-    servers: tuple[redis.Redis, redis.Redis], caplog: pytest.LogCaptureFixture
+    servers: tuple[redis.Redis, redis.Redis],
+    indexes: tuple[RedisBandIndex, RedisBandIndex],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    primary, replica = servers
+    (primary, replica), (plain, reading) = servers, indexes
     probes = stream(1500, 5)
-    plain, reading = indexes(primary, replica)
     expected = await plain.check_and_insert(probes[:500])
     got = await reading.check_and_insert(probes[:500])
     assert calls_of(primary, "evalsha_ro") == 0
@@ -117,5 +120,3 @@ async def test_a_replica_that_fails_leaves_the_reads_to_the_primary(
     assert calls_of(primary, "evalsha_ro") > 0  # (the reads went on, on the primary)
     failed = [r for r in caplog.records if "reading on the replica failed" in r.getMessage()]
     assert len(failed) == 1  # (tried again only after REPLICA_PAUSE_S)
-    await plain.close()
-    await reading.close()

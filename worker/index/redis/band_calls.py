@@ -48,9 +48,9 @@ class BandCalls:
             mine = guesses[start : start + ARTICLES_PER_CALL] if guesses and read else []
             call = [*self._frame.head(epoch, guard()), *self._shared]
             if mine and mine[0] and read is not None:
-                call += [str(read.since), str(read.removals), read.head, token, str(k + 1)]
+                call += [str(read.since), read.head, token, str(k + 1)]
             else:
-                call += ["", "", "", token, str(k + 1)]
+                call += ["", "", token, str(k + 1)]
             for i, probe in enumerate(probes[start : start + ARTICLES_PER_CALL]):
                 call += [*_article(probe), mine[i] if mine else b""]
             out.append(call)

@@ -84,11 +84,9 @@ def known_from(article_id: str, record: bytes) -> Known:
 
 @dataclass
 class Batch:
-    """What was read for a batch (band_reads.py), at one count of the index's calls and of
-    its removals."""
+    """What was read for a batch (band_reads.py), at one count of the index's calls."""
 
     since: int  # the index's count of calls (lua/guesses.lua)
-    removals: int  # its count of removals
     head: bytes  # the head of its log of calls: call `since`'s entry
     counter: int  # the sequence counter
     cutoff_s: int | None  # first-seen seconds before this have expired (Redis's clock)

@@ -1,10 +1,10 @@
 """What a worker reads of a band index before check_bands.lua decides a batch: the batch's
 band buckets, the records and exact texts its guesses need (band_guesses.py), in four round
-trips of MGETs, HMGETs and reads.lua's reads. First the index's count of calls and of
-removals and the head of its log of calls (lua/guesses.lua), which the script checks the
-guesses against; what other calls posted under meanwhile is in their entries of that log.
-An article removed while the worker reads (the count of removals moved) leaves the batch
-without guesses: the script searches as before."""
+trips of MGETs, HMGETs and reads.lua's reads. First the index's count of calls and the head
+of its log of calls (lua/guesses.lua), which the script checks the guesses against: what
+other calls posted under or took out since, the rounds after the first included, is in their
+entries of that log.
+"""
 
 from __future__ import annotations
 
@@ -23,11 +23,6 @@ from worker.index.redis.keys import NamespaceKeys
 from worker.index.redis.scripts import Script
 from worker.model import Probe
 
-
-class _Moved(Exception):
-    """An article was removed between two reads."""
-
-
 HEAD = 25  # the bytes of a log entry's head (lua/guesses.lua, lua/reads.lua)
 
 
@@ -43,14 +38,8 @@ class BandReads:
         self.client, self.keys, self.layout = client, keys, layout
         self.retention_s = retention_s
 
-    async def read(self, probes: Sequence[Probe]) -> Batch | None:
-        """What the batch's guesses need, or None when an article was removed meanwhile."""
-        try:
-            return await self._read(probes)
-        except _Moved:
-            return None
-
-    async def _read(self, probes: Sequence[Probe]) -> Batch:
+    async def read(self, probes: Sequence[Probe]) -> Batch:
+        """What the batch's guesses need."""
         sketches = list(dict.fromkeys(p.sketch for p in probes if searched(p) and p.sketch))
         where = dict(zip(sketches, self.layout.buckets_of(sketches), strict=True))
         buckets = list(dict.fromkeys(b for each in where.values() for b in each))
@@ -73,15 +62,13 @@ class BandReads:
         groups = list(dict.fromkeys(group for group, _ in buckets))
         ids = list(dict.fromkeys(p.id for p in probes))
         contents = list(dict.fromkeys(p.content_hash for p in probes))
-        state_keys = [*self.keys.shared, self.keys.calls, self.keys.removals, self.keys.posts]
+        state_keys = [*self.keys.shared, self.keys.calls, self.keys.posts]
         commands: list[tuple[Any, ...]] = [
             self._reading("state", [*state_keys, self.keys.seq], contents),
             ("HMGET", self.keys.docs, *ids),
             *[("MGET", *groups[i : i + MGET_KEYS]) for i in range(0, len(groups), MGET_KEYS)],
         ]
-        (since, removals, head, now_s, counter, *firsts), records, *blobs = await self._round(
-            commands, None
-        )
+        (since, head, now_s, counter, *firsts), records, *blobs = await self._round(commands)
         exact = {c: v.decode() for c, v in zip(contents, firsts, strict=True) if v}
         held = dict(zip(groups, [blob for reply in blobs for blob in reply], strict=True))
         states = {}
@@ -89,7 +76,7 @@ class BandReads:
             found, marked = self.layout.read(held.get(bucket[0]) or b"", bucket[1])
             states[bucket] = BucketState(found, marked, len(found))
         docs = {i: v for i, v in zip(ids, records, strict=True) if v is not None}
-        batch = Batch(int(since), int(removals), head, int(counter), None, states, docs, exact, {})
+        batch = Batch(int(since), head, int(counter), None, states, docs, exact, {})
         return batch, int(now_s)
 
     async def _second(self, batch: Batch) -> None:
@@ -105,8 +92,7 @@ class BandReads:
             [
                 self._reading("tails", [group + check for group, check in own], [size]),
                 ("HMGET", self.keys.docs, *originals) if originals else ("GET", self.keys.seq),
-            ],
-            batch.removals,
+            ]
         )
         for bucket, tail in zip(own, tails, strict=True):
             state = batch.buckets[bucket]
@@ -120,12 +106,12 @@ class BandReads:
         if not numbers:
             return
         seqs = [pack_number(n) for n in numbers]
-        [ids] = await self._round([self._reading("owners", self.keys.shared, seqs)], batch.removals)
+        [ids] = await self._round([self._reading("owners", self.keys.shared, seqs)])
         for n, raw in zip(numbers, ids, strict=True):
             batch.ids[n] = raw.decode() if raw else None
         wanted = [o for o in dict.fromkeys(batch.ids.values()) if o and o not in batch.docs]
         if wanted:
-            [records] = await self._round([("HMGET", self.keys.docs, *wanted)], batch.removals)
+            [records] = await self._round([("HMGET", self.keys.docs, *wanted)])
             batch.docs.update({i: v for i, v in zip(wanted, records, strict=True) if v})
 
     @staticmethod
@@ -133,31 +119,25 @@ class BandReads:
         """A call of reads.lua (read-only: a replica could take it)."""
         return ("EVALSHA_RO", scripts.sha(Script.READS), len(keys), *keys, read, *args)
 
-    async def _round(self, commands: Sequence[tuple[Any, ...]], removals: int | None) -> list[Any]:
-        """The replies of `commands`; raises _Moved if an article was removed meanwhile (the
-        count of removals is not `removals`, or moved: the first command reads it)."""
-        for again in (False, True):
-            try:
-                async with self.client.pipeline(transaction=False) as pipe:
-                    if removals is not None:
-                        pipe.execute_command("GET", self.keys.removals)
-                    for command in commands:
-                        pipe.execute_command(*command)
-                    pipe.execute_command("GET", self.keys.removals)
-                    *replies, after = await pipe.execute()
-                break
-            except redis.exceptions.NoScriptError:
-                if again:
-                    raise
-                # First use, or a restart. The script's text, once: the node that runs it
-                # (a replica, in a cluster any of them) keeps it for the calls by its SHA.
-                commands = [_with_text(command) for command in commands]
-            except ERRORS as exc:
-                raise translate(exc) from exc
-        before = int(replies.pop(0) or 0) if removals is not None else int(replies[0][1])
-        if int(after or 0) != before or (removals is not None and before != removals):
-            raise _Moved
-        return replies
+    async def _round(self, commands: Sequence[tuple[Any, ...]]) -> list[Any]:
+        """The replies of `commands`, in one round trip."""
+        try:
+            return await self._send(commands)
+        except redis.exceptions.NoScriptError:
+            # First use, or a restart. The script's text, once: the node that runs it (a
+            # replica, in a cluster any of them) keeps it for the calls by its SHA.
+            return await self._send([_with_text(command) for command in commands])
+
+    async def _send(self, commands: Sequence[tuple[Any, ...]]) -> list[Any]:
+        try:
+            async with self.client.pipeline(transaction=False) as pipe:
+                for command in commands:
+                    pipe.execute_command(*command)
+                return list(await pipe.execute())
+        except redis.exceptions.NoScriptError:
+            raise
+        except ERRORS as exc:
+            raise translate(exc) from exc
 
 
 def _with_text(command: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -102,17 +102,13 @@ class NamespaceKeys:
 
     @property
     def calls(self) -> str:
-        """Counter: a band index's calls that decided articles (lua/guesses.lua)."""
+        """Counter: a band index's calls that changed its postings (lua/guesses.lua)."""
         return self.buckets + "w"
 
     @property
-    def removals(self) -> str:
-        """Counter: the articles taken out of a band index's buckets (lua/guesses.lua)."""
-        return self.buckets + "r"
-
-    @property
     def posts(self) -> str:
-        """LIST: a band index's log of its last calls, newest first (lua/guesses.lua)."""
+        """LIST: a band index's log of its last calls, newest first: the buckets each posted
+        under or took postings out of (lua/postings.lua, log_call)."""
         return self.buckets + "p"
 
     def bucket(self, table: int, key: int, width: int) -> str:

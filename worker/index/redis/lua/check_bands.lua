@@ -7,9 +7,9 @@
 -- ARGV[A+1]  sketch bins a duplicate agrees on, at least
 -- ARGV[A+2]  the most candidates compared by their sketches (those sharing the most bands)
 -- ARGV[A+3]  the newest postings read from each bucket
--- ARGV[A+4..A+8]  what the worker's guesses were made from (guesses.lua): the index's count
---            of calls then ("": no guesses), of removals, the head of its log of calls, the
---            batch's token (TOKEN bytes), and this call's place in the batch (from 1)
+-- ARGV[A+4..A+7]  what the worker's guesses were made from (guesses.lua): the index's count
+--            of calls then ("": no guesses), the head of its log of calls, the batch's token
+--            (TOKEN bytes), and this call's place in the batch (from 1)
 -- Then per article, one after another: id; content hash, 16 raw bytes; fingerprint, 8 raw
 -- bytes big-endian, or "" when the text is too short; its sketch (SKETCH bytes), or ""; the
 -- message's position in the input topic (12 bytes: NO_POSITION outside a stream); its short
@@ -31,8 +31,8 @@ local A = FRAME_ARGS
 local duplicate_bins, compared = tonumber(ARGV[A + 1]), tonumber(ARGV[A + 2])
 local newest = tonumber(ARGV[A + 3])
 local shape = layout_of(KEYS[4])
-guesses.start(shape, prefix, {since = ARGV[A + 4], removals = ARGV[A + 5], head = ARGV[A + 6],
-                       token = ARGV[A + 7], place = ARGV[A + 8]})
+guesses.start(shape, prefix, {since = ARGV[A + 4], head = ARGV[A + 5], token = ARGV[A + 6],
+                       place = ARGV[A + 7]})
 
 local function parse_article(a)
   local art = {id = ARGV[a], content = ARGV[a + 1], fp = ARGV[a + 2], sketch = ARGV[a + 3],
@@ -154,7 +154,7 @@ local function reindex(id, held)
   return seq
 end
 
-local replies = decide_all(A + 9, {parse = parse_article, search = search, insert = insert,
+local replies = decide_all(A + 8, {parse = parse_article, search = search, insert = insert,
                                    reindex = reindex, distance = distance,
                                    path = function(art, taken) guesses.path(shape, art, taken) end})
 guesses.finish(prefix)

@@ -21,4 +21,5 @@ for i = 1, #fields, 2 do
   end
 end
 if page[1] == '0' then redis.call('DEL', KEYS[6]) else redis.call('SET', KEYS[6], page[1]) end
+log_removals(ARGV[1])
 return {removed, page[1]}

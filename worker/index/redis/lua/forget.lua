@@ -36,5 +36,6 @@ for i = 6, #ARGV, 2 do
     end
   end
 end
+log_removals(ARGV[1])
 guard_passed(guard)
 return replies

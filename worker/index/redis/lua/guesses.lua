@@ -1,24 +1,22 @@
 -- The worker's guesses of a batch's decisions over bands (worker/index/redis/band_guesses.py)
 -- and whether they hold (sent after frame.lua, for check_bands.lua).
 --
--- Every call of check_bands.lua takes the next number of the index's count of calls
--- (postings.lua, calls_key) and leaves an entry in the log of calls (posts_key), newest
--- first: its number (8 bytes), its batch's token (TOKEN bytes), '1' if it kept to its
--- batch's guesses to its end (else '0'), the count of its articles that went another way
--- than guessed (2 bytes), the band buckets of those, then the band buckets it posted under
--- (bucket_id's: the band's number, its group and its check). A worker reads the index at one
--- count of calls (`since`) and of removals, and the head of the log. A call of its batch
--- keeps to the guesses while:
---   - no article was removed since (a removal moves what a bucket's newest hold),
+-- Every call of check_bands.lua, and every other script that takes band postings out (a
+-- deletion, the expiry sweep), takes the next number of the index's count of calls and
+-- leaves an entry in the log of calls (postings.lua: calls_key, posts_key, log_call): the
+-- band buckets it posted under or took postings out of. A worker reads the index at one
+-- count of calls (`since`) and the head of the log. A call of its batch keeps to the
+-- guesses while:
 --   - the log holds every call since, and call `since` is the one read (no write was lost),
 --   - the batch's calls before it, all there, kept to their guesses.
--- Its articles under the buckets that other batches' calls posted under since, or that an
--- article of this batch went another way than guessed under, are searched here; so is one
--- whose guessed match is gone or one of those compared expired. Every other article takes its
--- guess, or goes the way guessed (a replay, an exact copy, a short line).
-local guesses = {trusted = false, foreign = {}, crowded = false, posted = {}, strayed = {}}
-local LOG_CALLS, FOREIGN_MOST = 256, 16384
-local TOKEN = 16
+-- Its articles under the buckets that other calls posted under or took postings out of since,
+-- or that an article of this batch went another way than guessed under, or this call took
+-- postings out of, are searched here; so is one whose guessed match is gone or one of those
+-- compared expired. Every other article takes its guess, or goes the way guessed (a replay,
+-- an exact copy, a short line).
+local guesses = {trusted = false, foreign = {}, crowded = false, posted = {}, strayed = {},
+                 absorbed = 0}
+local FOREIGN_MOST = 16384
 local HEAD = 8 + TOKEN + 1
 local OWN = 255  -- a guess's bucket that has a string of its own
 
@@ -37,15 +35,13 @@ local function log_since(key, since, number)
 end
 
 -- Set up the call: its number, and whether the guesses hold as it starts (`reading`: the
--- worker's since, removals, head and token, and the call's place in its batch; since "":
--- no guesses).
+-- worker's since, head and token, and the call's place in its batch; since "": no guesses).
 function guesses.start(shape, prefix, reading)
   local number = redis.call('INCR', calls_key(prefix))
   guesses.number = number
   guesses.token = #reading.token == TOKEN and reading.token or string.rep('-', TOKEN)
   if reading.since == '' then return end
   local since = tonumber(reading.since)
-  if (redis.call('GET', removals_key(prefix)) or '0') ~= reading.removals then return end
   local entries = log_since(posts_key(prefix), since, number)
   if not entries then return end
   if since > 0 and string.sub(entries[#entries], 1, HEAD) ~= reading.head then return end
@@ -66,12 +62,6 @@ function guesses.start(shape, prefix, reading)
   guesses.trusted = mine == tonumber(reading.place) - 1
 end
 
--- A band bucket's id in the log: its band's number, its group (3 bytes) and its check
--- (bucket: postings.lua's bucket_of; `b` 0-based).
-local function bucket_id(bucket, b)
-  return string.char(b) .. string.sub(bucket[1], -3) .. bucket[2]
-end
-
 -- The article's band buckets, as its guess gives them or else made here.
 local function buckets_of(shape, art)
   if art.buckets then return art.buckets end
@@ -89,15 +79,19 @@ local function strayed(shape, art)
   guesses.crowded = true
 end
 
--- (frame.lua) The way the article goes: the guesses hold no longer after a removal, or from
--- an article not guessed.
+-- (frame.lua) The way the article goes: the guesses hold no longer from an article not
+-- guessed. Buckets this call took postings out of so far are searched from here on.
 function guesses.path(shape, art, taken)
   if not guesses.trusted then return end
+  for i = guesses.absorbed + 1, #touched do
+    guesses.foreign[touched[i]], guesses.crowded = true, true
+  end
+  guesses.absorbed = #touched
   if taken == 'S' then
     taken = art.line ~= '' and 'N' or (art.fp ~= '' and #art.sketch == SKETCH) and 'S' or 'X'
   end
   local guess = string.sub(art.guess, 1, 1)
-  if removals > 0 or guess == '' then
+  if guess == '' then
     guesses.trusted = false
   elseif guess ~= taken then
     strayed(shape, art)
@@ -165,11 +159,10 @@ function guesses.posted_under(buckets, bands)
   end
 end
 
--- The call's entry in the log.
+-- The call's entry in the log: the buckets its articles went another way than guessed under,
+-- and those it took postings out of, are searched by every later call (its batch's too).
 function guesses.finish(prefix)
-  local key = posts_key(prefix)
-  redis.call('LPUSH', key, struct.pack('>I8', guesses.number) .. guesses.token
-    .. (guesses.trusted and '1' or '0') .. struct.pack('>I2', #guesses.strayed)
-    .. table.concat(guesses.strayed) .. table.concat(guesses.posted))
-  redis.call('LTRIM', key, 0, LOG_CALLS - 1)
+  for _, id in ipairs(touched) do guesses.strayed[#guesses.strayed + 1] = id end
+  log_call(prefix, guesses.number, guesses.token, guesses.trusted, guesses.strayed,
+           guesses.posted)
 end

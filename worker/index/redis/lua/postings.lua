@@ -133,12 +133,37 @@ end
 local function line_units(held) return string.sub(held, 1, #held - LINE_BANDS * LINE_KEY) end
 local function dependents_key(prefix, seq) return prefix .. 'd' .. seq end
 local function lines_key(prefix) return prefix .. 'n' end
--- A band index's counts of the calls that decided articles and of the articles removed,
--- and its log of calls (guesses.lua). `removals`: this call's so far.
+-- A band index's count of the calls that changed its postings, and its log of them, newest
+-- first (guesses.lua). `touched`: the band buckets this script took postings out of.
 local function calls_key(prefix) return prefix .. 'w' end
-local function removals_key(prefix) return prefix .. 'r' end
 local function posts_key(prefix) return prefix .. 'p' end
-local removals = 0
+local LOG_CALLS = 256
+local TOKEN = 16
+local touched = {}
+
+-- A band bucket's id in the log: its band's number (`b`, 0-based), its group (3 bytes) and
+-- its check (bucket: bucket_of's).
+local function bucket_id(bucket, b)
+  return string.char(b) .. string.sub(bucket[1], -3) .. bucket[2]
+end
+
+-- A call's entry in the log: its number (8 bytes), its batch's token (TOKEN bytes), '1' if it
+-- kept to its batch's guesses to its end (else '0'), then the bucket ids under which every
+-- later call searches (`searched`, after their count: 2 bytes), then those it posted under.
+local function log_call(prefix, number, token, kept, searched, posted)
+  local key = posts_key(prefix)
+  redis.call('LPUSH', key, struct.pack('>I8', number) .. token .. (kept and '1' or '0')
+    .. struct.pack('>I2', #searched) .. table.concat(searched) .. table.concat(posted))
+  redis.call('LTRIM', key, 0, LOG_CALLS - 1)
+end
+
+-- (Scripts other than check_bands.lua.) The band buckets they took postings out of, as a
+-- call of their own in the log: a guess made before it searches the articles under those.
+local function log_removals(prefix)
+  if #touched == 0 then return end
+  log_call(prefix, redis.call('INCR', calls_key(prefix)), string.rep('-', TOKEN), true, {},
+           touched)
+end
 
 local function store(bucket, blob)
   if blob == '' then redis.call('DEL', bucket) else redis.call('SET', bucket, blob) end
@@ -226,7 +251,10 @@ local function unpost_bands(K, prefix, shape, record, seq, successor)
   if unpost_line(prefix, shape.split, seq) then return end
   if not rec_has_fingerprint(record) then return end
   local mine = band_keys_of(shape, rec_sketch(record), prefix)
-  for _, bucket in ipairs(mine) do remove_posting(bucket, seq) end
+  for b, bucket in ipairs(mine) do
+    remove_posting(bucket, seq)
+    touched[#touched + 1] = bucket_id(bucket, b - 1)
+  end
   local key = dependents_key(prefix, seq)
   local dependents = redis.call('GET', key)
   if not dependents then return end
@@ -261,8 +289,6 @@ local function unindex(K, prefix, record, cutoff_s, successor)
   if seq == NO_NUMBER then return end
   local shape, spec, groups = layout_of(meta)
   if shape then
-    removals = removals + 1
-    redis.call('INCR', removals_key(prefix))
     unpost_bands(K, prefix, shape, record, seq, successor)
     redis.call('HDEL', ids_key(K, seq), seq)
     return
