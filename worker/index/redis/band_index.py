@@ -74,7 +74,6 @@ class RedisBandIndex(NamespaceIndex):
         self.rule = Rule.of_bands(bands, options.similarity)
         layout = BandLayout(self.keys.buckets.encode(), bands, self.groups)
         self._guesser = Guesser(layout, self.rule.duplicate_bins)
-        self._replicas = replicas
         self._reads = BandReads(client, self.keys, layout, retention_s=self.retention_s)
         self._replica_reads = (
             BandReads(replicas, self.keys, layout, retention_s=self.retention_s)
@@ -108,8 +107,8 @@ class RedisBandIndex(NamespaceIndex):
 
     async def close(self) -> None:
         await super().close()
-        if self._replicas is not None:
-            await self._replicas.aclose()
+        if self._replica_reads is not None:
+            await self._replica_reads.client.aclose()
 
     async def run_checks(
         self,
