@@ -133,7 +133,7 @@ class RedisBandIndex(NamespaceIndex):
             self._postings = 0.7 * self._postings + 0.3 * sum(searched) / len(searched)
         return verdicts
 
-    async def _read(self, probes: Sequence[Probe]) -> Batch | None:
+    async def _read(self, probes: Sequence[Probe]) -> Batch:
         """What the batch's guesses need, read on the replica when there is one that works."""
         if self._replica_reads is not None and time.monotonic() >= self._replica_back:
             try:

@@ -58,15 +58,13 @@ def connect_replicas(url: str, cluster: bool = False) -> Client:
     Redis at `url`, a replica; or, in the Redis Cluster that `url` reaches, a replica of each
     key's primary (the primary where it has none). What a replica has not yet received makes
     the guesses read there look stale, which the deciding script notices (lua/guesses.lua)."""
-    timeouts = {"socket_timeout": REPLICA_TIMEOUT_S, "socket_connect_timeout": REPLICA_TIMEOUT_S}
+    options: dict[str, Any] = {
+        "socket_timeout": REPLICA_TIMEOUT_S,
+        "socket_connect_timeout": REPLICA_TIMEOUT_S,
+    }
     if cluster:
-        return aioredis.RedisCluster.from_url(
-            url,
-            decode_responses=False,
-            load_balancing_strategy=LoadBalancingStrategy.RANDOM_REPLICA,
-            **timeouts,
-        )
-    return connect(url, False, **timeouts)
+        options["load_balancing_strategy"] = LoadBalancingStrategy.RANDOM_REPLICA
+    return connect(url, cluster, **options)
 
 
 def packs_encoded(client: Client) -> bool:
