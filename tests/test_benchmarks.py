@@ -94,6 +94,16 @@ def test_bench_growth(redis_url: str) -> None:
     assert len(rows) == 3  # each kind reached its second checkpoint
 
 
+def test_bench_expiry(redis_url: str) -> None:
+    url = redis_url.rsplit("/", 1)[0] + "/9"
+    args = ("--fill", "2000", "--measure", "300", "--redis-url", url)
+    out = run("bench_expiry", *args)
+    assert "2,000 template pages, the oldest 400 expired" in out
+    assert "us per removal" in out
+    rows = re.findall(r"^ +[12] \| +[\d,]+ \| +[\d,]+ \| +[\d,]+ \| \d+ of \d+$", out, re.M)
+    assert len(rows) == 2
+
+
 def test_redis_bytes_tells_where_a_band_index_s_bytes_go(redis_url: str) -> None:
     url = redis_url.rsplit("/", 1)[0] + "/10"
     args = ("--layout", "bands:16x4", "--kinds", "news", "--sizes", "500", "--measure", "100")

@@ -82,8 +82,8 @@ class Index(Protocol):
 
     async def expire(self, limit: int = 1000) -> int:
         """One step of reclaiming articles older than the retention window (none without
-        one): looks at up to ~`limit` records and returns how many it removed. Expired
-        articles stop matching at once; this frees their memory."""
+        one): removes up to ~`limit` and returns how many, `limit` or more when more may be
+        waiting. Expired articles stop matching at once; this frees their memory."""
         ...
 
     async def close(self) -> None: ...

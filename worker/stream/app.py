@@ -29,6 +29,7 @@ from worker.errors import IndexStoreError
 from worker.model import Decision
 from worker.pipeline.pipeline import Prepared
 from worker.settings import Settings
+from worker.stream import expiry
 from worker.stream.consumer import Batch, Input
 from worker.stream.deliver import Deliver, publish, publish_in_transactions
 from worker.stream.health import Health
@@ -40,8 +41,6 @@ from worker.stream.transactions import Transactions
 
 log = logging.getLogger(__name__)
 EXIT_STOPPED = 70  # (EX_SOFTWARE) the exit status of a worker stopped by stop_worker
-SWEEP_INTERVAL_S = 1.0  # with a retention window: one expiry sweep step this often
-SWEEP_STEP = 1000  # records looked at per step (one short Lua call)
 STOP_TIMEOUT_S = 20.0  # a stop waits this long for the batch being decided to go out
 Ahead = tuple[Batch, Prepared]
 Deciding = tuple[Batch, "asyncio.Future[list[Decision] | None]"]
@@ -94,13 +93,13 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> faust.App:
         sweeper = _index(settings, metrics)
 
         async def sweep() -> None:
-            """Reclaim expired articles; every replica takes steps of one shared pass."""
+            """Reclaim expired articles; every replica takes steps of one shared sweep."""
             try:
-                await sweeper.expire(SWEEP_STEP)
+                await expiry.sweep(sweeper)
             except IndexStoreError as exc:
                 log.warning("expiry sweep failed (%s); the next step retries", exc)
 
-        app.timer(SWEEP_INTERVAL_S)(sweep)
+        app.timer(expiry.SWEEP_INTERVAL_S)(sweep)
 
     if settings.http_port:
         health = Health(settings, metrics)

@@ -15,12 +15,13 @@ import redis.asyncio as aioredis
 
 from tests.support.bands import index, log, stream, summary, unguessed
 from tests.support.factories import probe
+from tests.support.records import age
 from worker.index.base import IndexOptions
 from worker.index.redis import RedisBandIndex
 from worker.index.redis.band_guesses import OWN, SPILL, Batch
 from worker.index.redis.band_layout import BandLayout
 from worker.index.redis.band_reads import HEAD, BandReads
-from worker.index.redis.format import RECORD, pack_number
+from worker.index.redis.format import pack_number
 from worker.layout.bands import Bands
 from worker.model import Kind, Probe, Verdict
 
@@ -146,29 +147,18 @@ async def test_the_expiry_sweep_after_the_read_leaves_the_other_guesses_standing
     sweeper = index(redis_client, "swept", retention_s=86_400)
     expected = await plain.check_and_insert(probes[:600])
     got = await guessing.check_and_insert(probes[:600])
-    await age(redis_client, plain, probes[:100])
+    await age(redis_client, plain.keys, [p.id for p in probes[:100]])
     assert await plain.expire(10_000) > 0
     expected += await plain.check_and_insert(probes[600:])
 
     async def sweep() -> None:
-        await age(redis_client, sweeper, probes[:100])
+        await age(redis_client, sweeper.keys, [p.id for p in probes[:100]])
         assert await sweeper.expire(10_000) > 0
 
     before_the_call(guessing, sweep)
     got += await guessing.check_and_insert(probes[600:])
     assert summary(got) == summary(expected)
     assert [kept for kept, _ in await log(redis_client, guessing)][-6:] == [True] * 6
-
-
-async def age(client: aioredis.Redis, target: RedisBandIndex, probes: list[Probe]) -> None:
-    """The articles' retention started at the epoch: they have expired."""
-    alive = RECORD["alive_s"]
-    for p in probes:
-        record = await client.hget(target.keys.docs, p.id)
-        if isinstance(record, bytes):
-            epoch = (1).to_bytes(alive.size)
-            aged = record[: alive.start] + epoch + record[alive.start + alive.size :]
-            await client.hset(target.keys.docs, p.id, aged)
 
 
 def test_a_batchs_buckets_are_each_sketchs() -> None:

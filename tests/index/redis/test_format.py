@@ -22,7 +22,7 @@ return cjson.encode({number = NUMBER, last_number = string.format('%d', LAST_NUM
   no_position = {string.byte(NO_POSITION, 1, -1)}, sketch = SKETCH, rec = REC,
   flag_fingerprint = FLAG_FINGERPRINT, flag_match = FLAG_MATCH, codes = CODES,
   posting_tail = POSTING_TAIL, line_key = LINE_KEY, no_distance = NO_DISTANCE,
-  line_similarity = LINE_SIMILARITY})
+  line_similarity = LINE_SIMILARITY, ids_per_hash = IDS_PER_HASH})
 """
 
 
@@ -35,6 +35,7 @@ async def test_lua_and_python_spell_the_same_format(redis_client: aioredis.Redis
     assert lua["entry"] == format.ENTRY_BYTES == 18
     assert (lua["entry_seq"], lua["entry_seen"]) == (fields["seq_high"][1], fields["seen_s"][1])
     assert lua["recent_slots"] == format.RECENT_SLOTS
+    assert lua["ids_per_hash"] == format.IDS_PER_HASH
     assert lua["ring_check"] == format.RING_CHECK == 14  # the fingerprint and the number
     assert bytes(lua["no_position"]) == format.NO_POSITION
     assert lua["sketch"] == format.SKETCH_BYTES

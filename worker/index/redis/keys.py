@@ -89,8 +89,13 @@ class NamespaceKeys:
 
     @property
     def sweep(self) -> str:
-        """The expiry sweep's cursor into `docs`."""
+        """The expiry sweep's cursor into `docs` (lua/expire.lua: the pass)."""
         return self.prefix + "sweep"
+
+    @property
+    def front(self) -> str:
+        """The expiry sweep's front: the lowest number not yet known to be live (lua/expire.lua)."""
+        return self.prefix + "front"
 
     @property
     def buckets(self) -> str:

@@ -235,9 +235,11 @@ class NamespaceIndex:
         return [bool(r) for r in reply]
 
     async def expire(self, limit: int = 1000) -> int:
-        """One step of the expiry sweep: look at up to ~`limit` records, remove the expired
-        ones; returns how many. Workers share the sweep's cursor, so steps taken by any of
-        them advance one pass over the index."""
+        """One step of the expiry sweep (lua/expire.lua): its front removes up to `limit`
+        indexed articles that expired, oldest first; once it has caught up, its pass looks
+        at scripts.PASS_RECORDS records for the rest. Returns how many it removed. Workers
+        share the front and the pass's cursor, so steps taken by any of them advance the same
+        sweep."""
         if not self.retention_s:
             return 0
         [(removed, _)] = await self._run(

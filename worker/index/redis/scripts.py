@@ -124,5 +124,13 @@ def forget_call(
     )
 
 
+# The records the expiry sweep's pass looks at in a step (expire.lua): the pass reclaims what
+# the front cannot reach, records without a number, so it may be slow.
+PASS_RECORDS = 1000
+
+
 def expire_call(keys: NamespaceKeys, epoch: str, retention_s: int, limit: int) -> list[Any]:
-    return with_keys([*keys.shared, keys.sweep], [keys.buckets, retention_s, limit, epoch])
+    return with_keys(
+        [*keys.shared, keys.sweep, keys.front, keys.seq],
+        [keys.buckets, retention_s, limit, epoch, PASS_RECORDS],
+    )

@@ -1,18 +1,68 @@
--- One step of the sweep that reclaims articles older than the retention window, including
--- those that nothing reads any more (duplicates' records, buckets no article probes).
+-- One step of the sweep that reclaims articles older than the retention window.
+--
+-- Two parts. The front: numbers are given out in the order articles start their retention
+-- (a renewed article takes a new one), so the indexed articles expire in number order. The
+-- front walks the ids hashes from the lowest number not yet known to be live, removes what
+-- has expired and stops at the first article that has not: an article leaves the buckets
+-- soon after it expires, whatever the index holds. The pass: a cursor over every record,
+-- which reclaims what has no number (exact copies' records).
 --
 -- KEYS[1..5] docs, exact, ids, meta, recent (as in check_and_insert.lua)
--- KEYS[6]    the sweep's cursor into docs, shared by every worker
--- ARGV[1]    bucket key prefix; ARGV[2] retention in seconds; ARGV[3] records to look at;
---            ARGV[4] the index's epoch (lib.lua)
--- Reply: {records removed, the cursor after this step ("0": a full pass ended)}
+-- KEYS[6]    the pass's cursor into docs; KEYS[7] the front (a number); KEYS[8] the counter
+--            of numbers; all shared by every worker
+-- ARGV[1]    bucket key prefix; ARGV[2] retention in seconds; ARGV[3] the most articles the
+--            front removes (it looks at twice as many numbers at most); ARGV[4] the index's
+--            epoch (lib.lua); ARGV[5] the records the pass looks at, in a step whose front
+--            has caught up (one that removed ARGV[3] leaves the pass for a later step)
+-- Reply: {records removed, the pass's cursor after this step ("0": a full pass ended)}
 local changed = changed_index(KEYS[4], ARGV[4])
 if changed then return changed end
 local now = redis.call('TIME')
 local cutoff = tonumber(now[1]) - tonumber(ARGV[2])
-local page = redis.call('HSCAN', KEYS[1], redis.call('GET', KEYS[6]) or '0',
-                        'COUNT', ARGV[3])
+local limit = tonumber(ARGV[3])
 local removed = 0
+
+local last = tonumber(redis.call('GET', KEYS[8]) or '0')
+local front = tonumber(redis.call('GET', KEYS[7]) or '1')
+if front > last + 1 then front = 1 end  -- (a counter made again)
+local looked = 0  -- (ids hashes and records read: numbers deleted or renewed cost a look)
+while front <= last and removed < limit and looked < 2 * limit do
+  local held = redis.call('HGETALL', ids_key(KEYS, pack_number(front)))
+  local numbers, ids = {}, {}
+  for i = 1, #held, 2 do
+    local n = unpack_number(held[i])
+    if n >= front then
+      numbers[#numbers + 1] = n
+      ids[n] = held[i + 1]
+    end
+  end
+  table.sort(numbers)
+  looked = looked + 1
+  local stop
+  for _, n in ipairs(numbers) do
+    if removed >= limit then stop = n break end
+    local record = redis.call('HGET', KEYS[1], ids[n])
+    looked = looked + 1
+    if record and rec_seq(record) == pack_number(n) then
+      if rec_alive_s(record) >= cutoff then stop = n break end
+      remove_article(KEYS, ARGV[1], ids[n], record, cutoff)
+      removed = removed + 1
+    end
+  end
+  if stop then
+    front = stop
+    break
+  end
+  -- (numbers past the counter are given out later: the front waits for them)
+  front = math.min(front - (front % IDS_PER_HASH) + IDS_PER_HASH, last + 1)
+end
+redis.call('SET', KEYS[7], front)
+if removed >= limit then
+  log_removals(ARGV[1])
+  return {removed, redis.call('GET', KEYS[6]) or '0'}
+end
+
+local page = redis.call('HSCAN', KEYS[1], redis.call('GET', KEYS[6]) or '0', 'COUNT', ARGV[5])
 local fields = page[2]
 for i = 1, #fields, 2 do
   if rec_alive_s(fields[i + 1]) < cutoff then

@@ -67,7 +67,8 @@ end
 -- dozen fields each, which Redis keeps compact, rather than one hash of millions). KEYS[3]
 -- and KEYS[2] of every script start their keys (worker/index/redis/keys.py); the meta record
 -- (KEYS[4]) holds `exact_groups`, fixed when the namespace was made.
--- Number `seq`'s: its number with the low 6 bits cleared (64 numbers a hash).
+-- Number `seq`'s: its number with the low 6 bits cleared (IDS_PER_HASH numbers a hash).
+local IDS_PER_HASH = 64
 local function ids_key(K, seq)
   return K[3] .. string.sub(seq, 1, NUMBER - 1)
     .. string.char(bit.band(string.byte(seq, NUMBER), 192))
