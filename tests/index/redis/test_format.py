@@ -22,7 +22,8 @@ return cjson.encode({number = NUMBER, last_number = string.format('%d', LAST_NUM
   no_position = {string.byte(NO_POSITION, 1, -1)}, sketch = SKETCH, rec = REC,
   flag_fingerprint = FLAG_FINGERPRINT, flag_match = FLAG_MATCH, codes = CODES,
   posting_tail = POSTING_TAIL, line_key = LINE_KEY, no_distance = NO_DISTANCE,
-  line_similarity = LINE_SIMILARITY, ids_per_hash = IDS_PER_HASH})
+  line_similarity = LINE_SIMILARITY, ids_per_hash = IDS_PER_HASH,
+  match = MATCH})
 """
 
 
@@ -36,10 +37,11 @@ async def test_lua_and_python_spell_the_same_format(redis_client: aioredis.Redis
     assert (lua["entry_seq"], lua["entry_seen"]) == (fields["seq_high"][1], fields["seen_s"][1])
     assert lua["recent_slots"] == format.RECENT_SLOTS
     assert lua["ids_per_hash"] == format.IDS_PER_HASH
+    assert lua["match"] == format.MATCH_BYTES
     assert lua["ring_check"] == format.RING_CHECK == 14  # the fingerprint and the number
     assert bytes(lua["no_position"]) == format.NO_POSITION
     assert lua["sketch"] == format.SKETCH_BYTES
-    names = {"content": "content_hash", "match": "match_fingerprint"}
+    names = {"content": "content_hash"}
     python = {name: f.start for name, f in format.RECORD.items()} | {"ids": format.IDS_START}
     assert {names.get(n, n): start - 1 for n, start in lua["rec"].items()} == python  # (from 1)
     assert (lua["flag_fingerprint"], lua["flag_match"]) == (

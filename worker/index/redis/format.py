@@ -23,8 +23,8 @@ from worker.text.lines import line_keys
 # Bump when the record, the entry or the key layout changes: an index of another format is
 # refused (it is stored with the layout). Tables and bands count apart, so that a change to
 # one does not make users of the other rebuild.
-LAYOUT_FORMAT = "10"
-BANDS_FORMAT = "11"
+LAYOUT_FORMAT = "11"
+BANDS_FORMAT = "12"
 
 # A sequence number is NUMBER_BYTES big-endian: 2^48 numbers, ~890 years of 10,000 new
 # articles a second, so the counter never wraps. Zero means "none".
@@ -74,7 +74,9 @@ class Field:
 
 # A record: the content hash, the article's own fingerprint and sketch, its verdict, and
 # where it is; then the ids of its match and of its cluster's first article (empty for a
-# unique or related article, whose cluster starts at itself).
+# unique or related article, whose cluster starts at itself); then, with FLAG_MATCH, the
+# matched article's fingerprint (MATCH_BYTES). A unique article's record is the fixed part
+# alone, 124 bytes: with Redis's string header, it fills a 128-byte allocation.
 RECORD = {
     "content_hash": Field(0, 16),
     "fingerprint": Field(16, 8),  # zeros without one (see FLAG_FINGERPRINT)
@@ -82,15 +84,15 @@ RECORD = {
     "flags": Field(25, 1),
     "distance": Field(26, 1),
     "agreeing": Field(27, 1),  # sketch bins it agrees on with its match
-    "match_fingerprint": Field(28, 8),  # the matched article's (see FLAG_MATCH)
-    "seen_ms": Field(36, 8),  # when first decided, unix ms, a big-endian double
-    "seq": Field(44, NUMBER_BYTES),  # the sequence number; zeros: in no bucket (an exact copy)
-    "alive_s": Field(50, 4),  # when its retention started (decided or renewed), unix s
-    "position": Field(54, 12),  # the message's input partition (4) and offset (8); NO_POSITION
-    "sketch": Field(66, SKETCH_BYTES),  # zeros without one
-    "duplicate_of_length": Field(66 + SKETCH_BYTES, 2),
+    "seen_ms": Field(28, 8),  # when first decided, unix ms, a big-endian double
+    "seq": Field(36, NUMBER_BYTES),  # the sequence number; zeros: in no bucket (an exact copy)
+    "alive_s": Field(42, 4),  # when its retention started (decided or renewed), unix s
+    "position": Field(46, 12),  # the message's input partition (4) and offset (8); NO_POSITION
+    "sketch": Field(58, SKETCH_BYTES),  # zeros without one
+    "duplicate_of_length": Field(58 + SKETCH_BYTES, 2),
 }
-IDS_START = 68 + SKETCH_BYTES  # then duplicate_of, UTF-8, then the cluster's first article's id
+IDS_START = 60 + SKETCH_BYTES  # then duplicate_of, UTF-8, then the cluster's first article's id
+MATCH_BYTES = 8
 NO_POSITION = b"\xff" * 12  # decided outside a stream (scan, backfill)
 FLAG_FINGERPRINT = 1  # the article has a fingerprint (and a sketch)
 FLAG_MATCH = 2  # the record holds the matched article's fingerprint
@@ -208,20 +210,19 @@ def parse_record(raw: bytes) -> Record:
     flags = part("flags")[0]
     kind = next(k for k, code in KIND_CODES.items() if code == part("kind")[0])
     length = int.from_bytes(part("duplicate_of_length"))
+    end = len(raw) - MATCH_BYTES if flags & FLAG_MATCH else len(raw)
     return Record(
         content_hash=part("content_hash"),
         fingerprint=int.from_bytes(part("fingerprint")) if flags & FLAG_FINGERPRINT else None,
         kind=kind,
         distance=None if kind is Kind.UNIQUE else part("distance")[0],
         agreeing=part("agreeing")[0],
-        match_fingerprint=(
-            int.from_bytes(part("match_fingerprint")) if flags & FLAG_MATCH else None
-        ),
+        match_fingerprint=int.from_bytes(raw[end:]) if flags & FLAG_MATCH else None,
         seen_ms=int(struct.unpack(">d", part("seen_ms"))[0]),
         seq=int.from_bytes(part("seq")),
         alive_s=int.from_bytes(part("alive_s")),
         position=unpack_position(part("position")),
         sketch=part("sketch") if flags & FLAG_FINGERPRINT else None,
         duplicate_of=raw[IDS_START : IDS_START + length].decode("utf-8"),
-        original=raw[IDS_START + length :].decode("utf-8"),
+        original=raw[IDS_START + length : end].decode("utf-8"),
     )

@@ -18,9 +18,11 @@ local ENTRY_SEQ, ENTRY_SEEN = 8, 14
 local RECENT_SLOTS = 65536
 local RING_CHECK = 14  -- what identifies a ring slot's entry: its fingerprint and number
 local SKETCH = 64  -- bytes of a set sketch: 64 bins of 8 bits
+-- A record's fixed part, then its ids; then, with FLAG_MATCH, the match's fingerprint (MATCH).
+local MATCH = 8
 local REC = {content = 1, fingerprint = 17, kind = 25, flags = 26, distance = 27,
-             agreeing = 28, match = 29, seen_ms = 37, seq = 45, alive_s = 51, position = 55,
-             sketch = 67, duplicate_of_length = 67 + SKETCH, ids = 69 + SKETCH}
+             agreeing = 28, seen_ms = 29, seq = 37, alive_s = 43, position = 47,
+             sketch = 59, duplicate_of_length = 59 + SKETCH, ids = 61 + SKETCH}
 local NO_POSITION = string.rep('\255', 12)  -- decided outside a stream
 local FLAG_FINGERPRINT, FLAG_MATCH = 1, 2
 local NO_DISTANCE = 255  -- a match's distance when a side has no fingerprint (a short line)
@@ -45,9 +47,14 @@ local function rec_sketch(record) return string.sub(record, REC.sketch, REC.sket
 local function rec_has_fingerprint(record)
   return bit.band(string.byte(record, REC.flags), FLAG_FINGERPRINT) ~= 0
 end
+local function rec_has_match(record)
+  return bit.band(string.byte(record, REC.flags), FLAG_MATCH) ~= 0
+end
 local function rec_ids(record)
   local length = struct.unpack('>I2', record, REC.duplicate_of_length)
-  return string.sub(record, REC.ids, REC.ids + length - 1), string.sub(record, REC.ids + length)
+  local last = rec_has_match(record) and -MATCH - 1 or -1
+  return string.sub(record, REC.ids, REC.ids + length - 1),
+         string.sub(record, REC.ids + length, last)
 end
 
 -- A record from its fields (`seq` NUMBER bytes, fingerprints 8 bytes or nil, `position` 12 bytes,
@@ -58,9 +65,9 @@ local function make_record(content, fp, kind, dist, agreeing, match_fp, seen_ms,
   if fp then flags = flags + FLAG_FINGERPRINT end
   if match_fp then flags = flags + FLAG_MATCH end
   return content .. (fp or ZERO8) .. string.char(CODES[kind], flags, dist, agreeing)
-    .. (match_fp or ZERO8) .. struct.pack('>d', seen_ms) .. seq .. struct.pack('>I4', alive_s)
-    .. position .. (sketch or ZERO_SKETCH) .. struct.pack('>I2', #duplicate_of) .. duplicate_of
-    .. original
+    .. struct.pack('>d', seen_ms) .. seq .. struct.pack('>I4', alive_s) .. position
+    .. (sketch or ZERO_SKETCH) .. struct.pack('>I2', #duplicate_of) .. duplicate_of .. original
+    .. (match_fp or '')
 end
 
 -- The ids by number, and the first article of each text, are spread over small hashes (a few
@@ -108,9 +115,7 @@ end
 local function reply_from(record, replayed, candidates, hot, replaced)
   local kind, flags, dist, agreeing = string.byte(record, REC.kind, REC.agreeing)
   local match_fp = ''
-  if bit.band(flags, FLAG_MATCH) ~= 0 then
-    match_fp = string.sub(record, REC.match, REC.match + 7)
-  end
+  if bit.band(flags, FLAG_MATCH) ~= 0 then match_fp = string.sub(record, -MATCH) end
   if kind == 0 or dist == NO_DISTANCE then dist = -1 end
   local duplicate_of, original = rec_ids(record)
   return {KINDS[kind], dist, duplicate_of, match_fp, rec_seen_ms(record), replayed, candidates,
