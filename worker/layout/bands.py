@@ -35,7 +35,7 @@ MIN_KEY_BITS = 24  # narrower band keys make chance meetings common at a million
 # Redis bytes per article (benchmarks/redis_bytes.py, news documents at the expected size):
 # the record, its id by number and its exact text; and per posting, with its group's share of
 # keys and the room APPEND leaves.
-ARTICLE_BYTES = 254.0
+ARTICLE_BYTES = 222.0
 POSTING_BYTES = 15.0
 
 

@@ -45,7 +45,7 @@ class Costs:
     worker_base_us: float = 141.0
     worker_per_probe_us: float = 0.59  # name the key, send it, parse its value
     worker_per_candidate_us: float = 0.012  # compare one entry (numpy)
-    article_bytes: float = 290.0  # id record, content hash, id-by-sequence entry
+    article_bytes: float = 257.0  # id record, content hash, id-by-sequence entry
     entry_bytes: float = 22.0  # one bucket entry (format.ENTRY_BYTES), with APPEND's spare room
     key_bytes: float = 99.0  # one bucket key in Redis, with its overhead
 
