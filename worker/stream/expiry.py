@@ -4,26 +4,35 @@ script call a step)."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Protocol
 
 SWEEP_INTERVAL_S = 1.0  # a tick this often
 # The most articles one step removes: a removal costs Redis about what a decision does, and
 # a step holds the namespace's decisions while it runs.
 SWEEP_STEP = 100
-SWEEP_BURST = 100  # steps a tick takes at most: a replica removes up to 10,000 a second
+# What a tick may spend on its steps: the rest of the second is the decisions'. (Several
+# replicas tick apart, each within its own budget.)
+SWEEP_BUDGET_S = 0.25
 
 
 class Expiring(Protocol):
     async def expire(self, limit: int = ...) -> int: ...
 
 
-async def sweep(index: Expiring, step: int = SWEEP_STEP, burst: int = SWEEP_BURST) -> int:
+async def sweep(
+    index: Expiring,
+    step: int = SWEEP_STEP,
+    budget_s: float = SWEEP_BUDGET_S,
+    clock: Callable[[], float] = time.monotonic,
+) -> int:
     """One tick: a step of the sweep, and another at once while a step removes all it may
-    (expired articles are waiting), up to `burst` steps. Returns how many were removed."""
-    removed = 0
-    for _ in range(burst):
+    (expired articles are waiting) and the tick has spent under `budget_s`. Returns how many
+    were removed."""
+    removed, started = 0, clock()
+    while True:
         now = await index.expire(step)
         removed += now
-        if now < step:
-            break
-    return removed
+        if now < step or clock() - started >= budget_s:
+            return removed

@@ -5,14 +5,15 @@
 -- front walks the ids hashes from the lowest number not yet known to be live, removes what
 -- has expired and stops at the first article that has not: an article leaves the buckets
 -- soon after it expires, whatever the index holds. The pass: a cursor over every record,
--- which reclaims what has no number (exact copies' records).
+-- which reclaims what the front cannot reach (exact copies' records, which have no number;
+-- the records of expired articles a check took out of their buckets).
 --
 -- KEYS[1..5] docs, exact, ids, meta, recent (as in check_and_insert.lua)
 -- KEYS[6]    the pass's cursor into docs; KEYS[7] the front (a number); KEYS[8] the counter
 --            of numbers; all shared by every worker
 -- ARGV[1]    bucket key prefix; ARGV[2] retention in seconds; ARGV[3] the most articles the
---            front removes (it looks at twice as many numbers at most); ARGV[4] the index's
---            epoch (lib.lua); ARGV[5] the records the pass looks at, in a step whose front
+--            front removes (it starts no further ids hash once it has read twice as many
+--            hashes and records); ARGV[4] the index's epoch (lib.lua); ARGV[5] the records the pass looks at, in a step whose front
 --            has caught up (one that removed ARGV[3] leaves the pass for a later step)
 -- Reply: {records removed, the pass's cursor after this step ("0": a full pass ended)}
 local changed = changed_index(KEYS[4], ARGV[4])
