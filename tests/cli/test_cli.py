@@ -408,6 +408,28 @@ def test_status_counts_the_postings_of_a_band_index(redis_url: str, tmp_path: Pa
     assert (record["records"], record["originals"], record["entries"]) == (4, 3, 48)
 
 
+def test_status_counts_the_postings_of_short_lines_in_a_tables_index(
+    redis_url: str, tmp_path: Path
+) -> None:
+    env = {
+        ENV["redis_url"]: redis_url,
+        ENV["namespace"]: f"cli-{uuid.uuid4().hex[:8]}",
+        ENV["layout"]: "multi-index:2",
+        ENV["threshold"]: "3",
+    }
+    history = tmp_path / "h.jsonl"
+    texts = [PRODUCT_PAGE, "Fix the race between the cache and its reload"]
+    history.write_text(
+        "".join(json.dumps({"id": f"a{n}", "text": t}) + "\n" for n, t in enumerate(texts))
+    )
+    assert CliRunner().invoke(main, ["backfill", str(history)], env=env).exit_code == 0
+    as_json = CliRunner().invoke(main, ["status", "--json"], env=env)
+    assert as_json.exit_code == 0, as_json.output
+    record = json.loads(as_json.output)
+    # the page under its 2 table buckets, the short line under its 16 line buckets
+    assert (record["records"], record["originals"], record["entries"]) == (2, 2, 18)
+
+
 def test_the_readme_sample_is_what_scan_prints_for_the_examples() -> None:
     readme = (ROOT / "README.md").read_text()
     block = readme.split("<!-- scan-sample -->", 1)[1].split("```json\n", 1)[1]

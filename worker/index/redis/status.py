@@ -68,32 +68,32 @@ async def read_status(client: Client, namespace: str) -> Status:
         meta = await client.hgetall(keys.meta)
         records = await client.hlen(keys.docs)
         described = {_text(k): _text(v) for k, v in meta.items()}
-        bands = described.get("layout") == "bands"
-        size = posting_bytes(int(described["groups"])) if bands else ENTRY_BYTES
-        # (band layouts: the group strings of band and line buckets, not dependents' lists
-        # nor the lines hash; tables: their buckets, whose keys start with the table number)
-        kinds = (b"b", b"l") if bands else tuple(str(d).encode() for d in range(10))
-        postings = tuple(keys.buckets.encode() + k for k in kinds)
+        postings = _postings(keys, described)
         fields = {keys.ids.encode(): 0, keys.exact.encode(): 0}
         sizes: Counter[int] = Counter()
         largest = entries = 0
-        batch: list[bytes] = []
+        batches: dict[int, list[bytes]] = {size: [] for size in postings.values()}
         hashes: dict[bytes, list[bytes]] = {prefix: [] for prefix in fields}
         by_node: Counter[str] = Counter()  # the namespace's keys by node
         async for key in client.scan_iter(match=f"{_escape(keys.prefix)}*", count=SCAN_COUNT):
             by_node[_node_of(client, key)] += 1
-            if key.startswith(postings):
-                batch.append(key)
-                if len(batch) == SCAN_COUNT:
-                    largest, entries = await _measure(client, batch, size, sizes, largest, entries)
-                    batch = []
+            for prefix, size in postings.items():
+                if key.startswith(prefix):
+                    batch = batches[size]
+                    batch.append(key)
+                    if len(batch) == SCAN_COUNT:
+                        largest, entries = await _measure(
+                            client, batch, size, sizes, largest, entries
+                        )
+                        batch.clear()
             for prefix, held in hashes.items():
                 if key.startswith(prefix):
                     held.append(key)
                     if len(held) == SCAN_COUNT:
                         fields[prefix] += await _fields(client, held)
                         held.clear()
-        largest, entries = await _measure(client, batch, size, sizes, largest, entries)
+        for size, batch in batches.items():
+            largest, entries = await _measure(client, batch, size, sizes, largest, entries)
         for prefix, held in hashes.items():
             fields[prefix] += await _fields(client, held)
         memory = await _used_memory(client)
@@ -115,6 +115,22 @@ async def read_status(client: Client, namespace: str) -> Status:
         sum(memory.values()),
         nodes,
     )
+
+
+def _postings(keys: NamespaceKeys, described: dict[str, str]) -> dict[bytes, int]:
+    """The key prefixes of the namespace's posting strings, each with its posting's size:
+    a band layout's group strings of band and line buckets (not dependents' lists nor the
+    lines hash); the tables' buckets, whose keys start with the table number, and the group
+    strings of their short lines' buckets."""
+    lines = posting_bytes(int(described["groups"])) if "groups" in described else None
+    if described.get("layout") == "bands":
+        assert lines is not None  # (a band layout's meta record always has its groups)
+        kinds = {b"b": lines, b"l": lines}
+    else:
+        kinds = {str(d).encode(): ENTRY_BYTES for d in range(10)}
+        if lines is not None:
+            kinds[b"l"] = lines
+    return {keys.buckets.encode() + kind: size for kind, size in kinds.items()}
 
 
 def _node_of(client: Client, key: bytes) -> str:
