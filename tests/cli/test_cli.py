@@ -187,7 +187,7 @@ def test_plan_prints_the_layouts_and_the_cosine_figures() -> None:
     assert len(chosen) == 1  # past a million articles, auto takes bands
     assert chosen[0].startswith("* bands, 16 of 4 bins")
     assert chosen[0].split()[-5:] == ["0.644", "0.891", "0.988", "1.000", "1.000"]  # J .5 .. .9
-    assert chosen[0].split()[-6] == "494"  # bytes per article
+    assert chosen[0].split()[-6] == "462"  # bytes per article
     assert any(line.lstrip().startswith("pigeonhole, 8 bands") for line in lines)
     assert "the worker's layout (*): bands:16x4" in result.output
     assert next(line for line in lines if line.startswith("+")).startswith("+ multi-index")
