@@ -13,8 +13,9 @@
 --            of numbers; all shared by every worker
 -- ARGV[1]    bucket key prefix; ARGV[2] retention in seconds; ARGV[3] the most articles the
 --            front removes (it starts no further ids hash once it has read twice as many
---            hashes and records); ARGV[4] the index's epoch (lib.lua); ARGV[5] the records the pass looks at, in a step whose front
---            has caught up (one that removed ARGV[3] leaves the pass for a later step)
+--            hashes and records); ARGV[4] the index's epoch (lib.lua); ARGV[5] the records
+--            the pass looks at, in a step whose front has caught up (one that removed
+--            ARGV[3] leaves the pass for a later step)
 -- Reply: {records removed, the pass's cursor after this step ("0": a full pass ended)}
 local changed = changed_index(KEYS[4], ARGV[4])
 if changed then return changed end
