@@ -4,6 +4,7 @@ import json
 import re
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -381,27 +382,35 @@ def test_status_warns_of_a_namespace_grown_far_past_its_size() -> None:
     assert Status({}, 0, 0, 0, 0, 0, 0, {}, 0).sized_for is None  # (no worker yet)
 
 
-def test_status_counts_the_postings_of_a_band_index(redis_url: str, tmp_path: Path) -> None:
+def backfilled_status(
+    redis_url: str, tmp_path: Path, texts: list[str], **settings: str
+) -> dict[str, Any]:
+    """`status --json` of a new namespace after `texts` were backfilled into it (validated)."""
     env = {
         ENV["redis_url"]: redis_url,
         ENV["namespace"]: f"cli-{uuid.uuid4().hex[:8]}",
-        ENV["layout"]: "bands:16x4",
+        **{ENV[name]: value for name, value in settings.items()},
     }
     history = tmp_path / "h.jsonl"
-    texts = [
-        PRODUCT_PAGE,
-        PRODUCT_PAGE.upper(),
-        RECIPE,
-        "Fix the race between the cache and its reload",
-    ]
     history.write_text(
         "".join(json.dumps({"id": f"a{n}", "text": t}) + "\n" for n, t in enumerate(texts))
     )
     assert CliRunner().invoke(main, ["backfill", str(history)], env=env).exit_code == 0
     as_json = CliRunner().invoke(main, ["status", "--json"], env=env)
     assert as_json.exit_code == 0, as_json.output
-    record = json.loads(as_json.output)
+    record: dict[str, Any] = json.loads(as_json.output)
     validate("status", record)
+    return record
+
+
+def test_status_counts_the_postings_of_a_band_index(redis_url: str, tmp_path: Path) -> None:
+    texts = [
+        PRODUCT_PAGE,
+        PRODUCT_PAGE.upper(),
+        RECIPE,
+        "Fix the race between the cache and its reload",
+    ]
+    record = backfilled_status(redis_url, tmp_path, texts, layout="bands:16x4")
     assert record["layout"]["layout"] == "bands"
     assert record["layout"]["tables"] == "bands:16x4"
     # two originals and a short line, each under 16 buckets (the exact copy under none)
@@ -411,21 +420,8 @@ def test_status_counts_the_postings_of_a_band_index(redis_url: str, tmp_path: Pa
 def test_status_counts_the_postings_of_short_lines_in_a_tables_index(
     redis_url: str, tmp_path: Path
 ) -> None:
-    env = {
-        ENV["redis_url"]: redis_url,
-        ENV["namespace"]: f"cli-{uuid.uuid4().hex[:8]}",
-        ENV["layout"]: "multi-index:2",
-        ENV["threshold"]: "3",
-    }
-    history = tmp_path / "h.jsonl"
     texts = [PRODUCT_PAGE, "Fix the race between the cache and its reload"]
-    history.write_text(
-        "".join(json.dumps({"id": f"a{n}", "text": t}) + "\n" for n, t in enumerate(texts))
-    )
-    assert CliRunner().invoke(main, ["backfill", str(history)], env=env).exit_code == 0
-    as_json = CliRunner().invoke(main, ["status", "--json"], env=env)
-    assert as_json.exit_code == 0, as_json.output
-    record = json.loads(as_json.output)
+    record = backfilled_status(redis_url, tmp_path, texts, layout="multi-index:2", threshold="3")
     # the page under its 2 table buckets, the short line under its 16 line buckets
     assert (record["records"], record["originals"], record["entries"]) == (2, 2, 18)
 
