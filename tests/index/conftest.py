@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from worker.index import Index, MemoryIndex
+from worker.index import Index, MemoryIndex, sealed
 from worker.index.base import IndexOptions
 from worker.index.redis import RedisBandIndex, RedisIndex
 from worker.index.redis.client import Client, connect
@@ -26,6 +26,7 @@ def _layout(layout: int | Layout) -> Layout:
     params=[
         "memory",
         "memory-bands",
+        "memory-sealed-bands",
         pytest.param("redis", marks=pytest.mark.services),
         pytest.param("redis-numpy-cache", marks=pytest.mark.services),
         pytest.param("redis-no-cache", marks=pytest.mark.services),
@@ -35,9 +36,10 @@ def _layout(layout: int | Layout) -> Layout:
     ]
 )
 async def make_index(request: pytest.FixtureRequest) -> AsyncIterator[MakeIndex]:
-    """Builds indexes of one kind; the contract tests run once against each kind (the Redis
-    index on one Redis, with the worker's copy of the buckets in its native store and in
-    numpy, and without a copy, and on a Redis Cluster of 3 primaries with a replica each).
+    """Builds indexes of one kind; the contract tests run once against each kind (the memory
+    index, its band postings also sealed every few postings; the Redis index on one Redis,
+    with the worker's copy of the buckets in its native store and in numpy, and without a
+    copy, and on a Redis Cluster of 3 primaries with a replica each).
     make_index(k) builds the pigeonhole layout at threshold k; make_index(layout) any other;
     keywords: IndexOptions's."""
     bands = request.param.endswith("bands")
@@ -45,6 +47,8 @@ async def make_index(request: pytest.FixtureRequest) -> AsyncIterator[MakeIndex]
     if marker is not None and marker.args[0] != ("bands" if bands else "tables"):
         pytest.skip(f"a contract of the {marker.args[0]} layouts")
     if request.param.startswith("memory"):
+        if "sealed" in request.param:  # (sealed every few postings, merged often)
+            request.getfixturevalue("monkeypatch").setattr(sealed, "SEAL_POSTINGS", 7)
         ticks = itertools.count()  # real time (expiry tests wait), never the same ms twice
         yield lambda layout=3, **kw: MemoryIndex(
             Bands() if bands else _layout(layout),

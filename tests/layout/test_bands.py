@@ -18,10 +18,10 @@ def test_keys_are_the_band_number_then_its_bins() -> None:
 
 def test_ranked_reads_the_newest_of_each_bucket_and_prefers_the_most_shared() -> None:
     bands = Bands(16, 4, newest=3, compared=2)
-    # (entries are their own seq: larger is newer)
-    ranked = bands.ranked([[1, 2, 3, 4], [2, 9], [9, 7]], seq=lambda e: e)
+    # (larger numbers are newer)
+    ranked = bands.ranked([[1, 2, 3, 4], [2, 9], [9, 7]])
     assert ranked == [9, 2]  # 9 and 2 share two bands; 1 is past the newest 3 of its bucket
-    assert bands.ranked([[5], [6]], seq=lambda e: e) == [6, 5]  # between equals, the newest
+    assert bands.ranked([[5], [6]]) == [6, 5]  # between equals, the newest
 
 
 def test_recall_is_the_banding_formula() -> None:

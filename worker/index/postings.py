@@ -8,7 +8,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from worker.index import sealed
 from worker.index.base import Entry
+from worker.index.sealed import Sealed
 from worker.layout.bands import Bands
 from worker.layout.tables import Layout, neighbours
 from worker.text.lines import line_keys
@@ -71,11 +73,21 @@ class TablePostings:
 class BandPostings:
     """Entries under their sketch's band keys (worker.layout.bands). A near-duplicate is
     posted only under the bands it does not share with its match, and depends on the match
-    for the others: once the match is removed or expires, it is posted under them too."""
+    for the others: once the match is removed or expires, it is posted under them too.
 
-    def __init__(self, bands: Bands) -> None:
+    New postings go into lists by key; every `seal_postings` of them (default:
+    sealed.SEAL_POSTINGS) are sealed into arrays (worker.index.sealed), where a read looks
+    too. A bucket is the same either way: its postings in the order posted, without those
+    taken out."""
+
+    def __init__(self, bands: Bands, seal_postings: int | None = None) -> None:
         self.bands = bands
-        self._buckets: dict[int, list[Entry]] = {}
+        self._seal_postings = seal_postings or sealed.SEAL_POSTINGS
+        self._open: dict[int, list[Entry]] = {}  # the postings not yet sealed
+        self._open_postings = 0
+        self._sealed = Sealed.empty()
+        self._live: dict[int, Entry] = {}  # seq -> entry, for every entry posted
+        self._dead: set[int] = set()  # taken out, with postings maybe still sealed
         # match -> {dependent: the bands it skipped}, and dependent -> its match
         self._dependents: dict[Entry, dict[Entry, list[int]]] = {}
         self._match_of: dict[Entry, Entry] = {}
@@ -83,20 +95,26 @@ class BandPostings:
     def post(self, entry: Entry, match: Entry | None) -> None:
         shared = set(self.bands.keys(match.sketch)) if match is not None else set()
         skipped = []
+        self._live[entry.seq] = entry
         for key in self.bands.keys(entry.sketch):
             if key in shared:
                 skipped.append(key)
             else:
-                self._buckets.setdefault(key, []).append(entry)
+                self._post_under(key, entry)
         if match is not None and skipped:
             self._dependents.setdefault(match, {})[entry] = skipped
             self._match_of[entry] = match
+        if self._open_postings >= self._seal_postings:
+            self._seal()
 
     def unpost(self, entry: Entry, successor: Entry | None = None) -> None:
         """Take `entry` out; its dependents move to `successor` (the same article posted
         again under every band), or are posted under the bands they skipped."""
         for key in self.bands.keys(entry.sketch):
-            _remove(self._buckets.get(key), entry)
+            _remove(self._open.get(key), entry)
+        if self._live.get(entry.seq) == entry:
+            del self._live[entry.seq]  # (its sealed postings are passed over from now on)
+            self._dead.add(entry.seq)
         match = self._match_of.pop(entry, None)
         if match is not None:
             self._dependents.get(match, {}).pop(entry, None)
@@ -108,25 +126,81 @@ class BandPostings:
         for dependent, keys in dependents.items():
             del self._match_of[dependent]
             for key in keys:
-                self._buckets.setdefault(key, []).append(dependent)
+                self._post_under(key, dependent)
 
     @property
     def largest_bucket(self) -> int:
-        return max(map(len, self._buckets.values()), default=0)
+        keys = set(self._open).union(self._sealed.keys.tolist())
+        return max((len(self._newest([k], None)[0]) for k in keys), default=0)
 
     def read(self, fingerprint: int, sketch: bytes, cutoff_s: int | None) -> Read:
         keys = self.bands.keys(sketch)
         if cutoff_s is not None:
             for key in keys:
-                for gone in _cut(self._buckets.get(key, []), cutoff_s):
+                for gone in self._cut(key, cutoff_s):
                     self.unpost(gone)
-        buckets = [self._buckets.get(k, []) for k in keys]
         newest = self.bands.newest
+        buckets = self._newest(keys, newest + 1)  # (one more tells a bucket holds more)
         return Read(
-            self.bands.ranked(buckets, seq=lambda e: e.seq),
+            [self._live[seq] for seq in self.bands.ranked(buckets)],
             sum(min(len(b), newest) for b in buckets),
             sum(len(b) > newest for b in buckets),
         )
+
+    def _post_under(self, key: int, entry: Entry) -> None:
+        self._open.setdefault(key, []).append(entry)
+        self._open_postings += 1
+
+    def _seal(self) -> None:
+        buckets = self._open.values()
+        newer = Sealed.of(
+            list(self._open), [len(b) for b in buckets], [e.seq for b in buckets for e in b]
+        )
+        # (the postings of articles taken out are dropped once they are an eighth of them)
+        dead = self._dead if len(self._dead) * self.bands.bands * 8 > len(self._sealed) else set()
+        self._sealed = self._sealed.merged(newer, dead)
+        if dead:
+            self._dead = set()
+        self._open, self._open_postings = {}, 0
+
+    def _newest(self, keys: list[int], most: int | None) -> list[list[int]]:
+        """The numbers of the newest `most` entries under each of `keys` (None: all), oldest
+        first."""
+        found = [[e.seq for e in self._open.get(k, ())[-(most or 0) :]] for k in keys]
+        short = [i for i, f in enumerate(found) if most is None or len(f) < most]
+        if short and len(self._sealed):
+            for at, start, end in self._sealed.runs([keys[i] for i in short]):
+                f = found[short[at]]
+                f[:0] = self._older(start, end, most and most - len(f))
+        return found
+
+    def _older(self, start: int, end: int, most: int | None) -> list[int]:
+        """The numbers of the newest `most` live entries (None: all) of the sealed postings
+        start:end, oldest first."""
+        seqs = self._sealed.seqs
+        if not self._dead:  # (every sealed posting is live)
+            tail: list[int] = seqs[start if most is None else max(start, end - most) : end].tolist()
+            return tail
+        older: list[int] = []
+        while end > start and (most is None or len(older) < most):
+            # (from the end, a few more at a time than are missing: some are not live)
+            first = start if most is None else max(start, end - 2 * (most - len(older)))
+            for seq in reversed(seqs[first:end].tolist()):
+                if seq in self._live:
+                    older.append(seq)
+                    if len(older) == most:
+                        break
+            end = first
+        return older[::-1]
+
+    def _cut(self, key: int, cutoff_s: int) -> list[Entry]:
+        """The entries under `key` indexed before `cutoff_s`, taken out of its open list (their
+        sealed postings go once they are unposted)."""
+        bucket = (self._live[seq] for seq in self._newest([key], None)[0])
+        gone = [e for e in bucket if e.seen_ms // 1000 < cutoff_s]
+        if gone:
+            _cut(self._open.get(key, []), cutoff_s)
+        return gone
 
 
 class LinePostings:

@@ -20,17 +20,18 @@ articles meet by chance about once per 10^9 pairs per band.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Iterable, Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from itertools import chain
 
 from worker import defaults
 from worker.text.sketch import SketchShape
 
-T = TypeVar("T")
-
 NEWEST = 32  # a bucket's entries read, newest first
 COMPARED = 16  # candidates compared, those sharing the most bands first
+_NUMBER_BITS = 64  # (ranked: numbers under 2^64)
+_NUMBER_MASK = (1 << _NUMBER_BITS) - 1
 MIN_KEY_BITS = 24  # narrower band keys make chance meetings common at a million articles
 # Redis bytes per article (benchmarks/redis_bytes.py, news documents at the expected size):
 # the record, its id by number and its exact text; and per posting, with its group's share of
@@ -75,22 +76,15 @@ class Bands:
             for b in range(self.bands)
         ]
 
-    def ranked(self, buckets: Iterable[Sequence[T]], seq: Callable[[T], int]) -> list[T]:
-        """The candidates to compare, from the buckets of an article's bands (each in the
-        order inserted): the `newest` of each, those sharing the most bands first (between
-        equals, the newest by `seq`), `compared` at most. Entries of one `seq` are one
-        candidate."""
-        shared: dict[int, list[Any]] = {}  # seq -> [bands shared, entry]
-        for bucket in buckets:
-            for entry in bucket[-self.newest :]:
-                key = seq(entry)
-                found = shared.get(key)
-                if found is None:
-                    shared[key] = [1, entry]
-                else:
-                    found[0] += 1
-        best = sorted(shared.items(), key=lambda kv: (-kv[1][0], -kv[0]))[: self.compared]
-        return [entry for _, (_, entry) in best]
+    def ranked(self, buckets: Iterable[Sequence[int]]) -> list[int]:
+        """The candidates to compare, from the buckets of an article's bands (each the
+        numbers of the articles posted there, in the order posted): the `newest` of each,
+        those sharing the most bands first (between equals, the newest: the largest number),
+        `compared` at most."""
+        shared = Counter(chain.from_iterable(bucket[-self.newest :] for bucket in buckets))
+        # (one integer per number, its count above it: sorted in C)
+        best = sorted([count << _NUMBER_BITS | seq for seq, count in shared.items()], reverse=True)
+        return [key & _NUMBER_MASK for key in best[: self.compared]]
 
     def recall(self, jaccard: float) -> float:
         """Probability that a pair sharing `jaccard` of its shingles shares a band."""

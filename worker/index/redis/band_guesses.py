@@ -15,14 +15,12 @@ article taken out), the guesses stop, and the script decides the rest itself.
 from __future__ import annotations
 
 import struct
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import chain
 from typing import NamedTuple
 
 from worker.index.redis.band_layout import BandLayout
-from worker.index.redis.format import NUMBER_BYTES, RECORD, SKETCH_BYTES, Field, pack_number
+from worker.index.redis.format import RECORD, SKETCH_BYTES, Field, pack_number
 from worker.layout.bands import Bands
 from worker.model import Probe
 
@@ -31,8 +29,6 @@ from worker.model import Probe
 SPILL = 8
 OWN = 255
 NO_ALIVE = 0xFFFFFFFF  # the oldest first-seen second when none was compared
-_NUMBER_BITS = 8 * NUMBER_BYTES
-_NUMBER_MASK = (1 << _NUMBER_BITS) - 1
 
 
 @dataclass
@@ -103,18 +99,11 @@ class Batch:
 
 
 def top_compared(states: Sequence[BucketState], bands: Bands) -> tuple[list[int], int, int]:
-    """The numbers a search over buckets `states` compares (those sharing the most buckets,
-    between equals the newest; in the order found when at most `compared`), the postings
-    read, and the buckets read in part."""
-    newest = [state.found[-bands.newest :] for state in states]
-    shared = Counter(chain.from_iterable(newest))
-    read = sum(map(len, newest))
+    """The numbers a search over buckets `states` compares (Bands.ranked), the postings read,
+    and the buckets read in part."""
+    read = sum(min(len(state.found), bands.newest) for state in states)
     hot = sum(len(state.found) > bands.newest for state in states)
-    if len(shared) <= bands.compared:
-        return list(shared), read, hot
-    # (one integer per number, its count above it: sorted in C, most shared then newest)
-    ranked = sorted([count << _NUMBER_BITS | seq for seq, count in shared.items()], reverse=True)
-    return [key & _NUMBER_MASK for key in ranked[: bands.compared]], read, hot
+    return bands.ranked([state.found for state in states]), read, hot
 
 
 class _Stop(Exception):
