@@ -129,6 +129,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="50000")
     parser.add_argument("--layouts", default="bands:16x4,auto", help="DEDUP_LAYOUT of each scan")
     parser.add_argument("--budget", type=float, default=3600.0, help="seconds per run")
+    parser.add_argument(
+        "--no-datasketch", action="store_true", help="only the scans (e.g. past its memory)"
+    )
     parser.add_argument("--folder", type=Path, default=Path.home() / ".cache/dedup-worker/bench")
     parser.add_argument("--datasketch", type=Path, help=argparse.SUPPRESS)  # (the children)
     parser.add_argument("--write", help=argparse.SUPPRESS)
@@ -149,9 +152,9 @@ def main() -> None:
             path = file_for(kind, size, args.folder)
             planted = sum(1 for line in path.open() if '"id": "copy-of-' in line)
             me = [sys.executable, "-m", "benchmarks.bench_scan"]
-            runs: list[tuple[str, list[str], dict[str, str]]] = [
-                ("datasketch MinHashLSH 0.8", [*me, "--datasketch", str(path)], {})
-            ]
+            runs: list[tuple[str, list[str], dict[str, str]]] = []
+            if not args.no_datasketch:
+                runs.append(("datasketch MinHashLSH 0.8", [*me, "--datasketch", str(path)], {}))
             for layout in args.layouts.split(","):
                 scan = [sys.executable, "-m", "worker", "scan", str(path)]
                 runs.append((f"scan, layout {layout}", scan, {"DEDUP_LAYOUT": layout}))
