@@ -22,6 +22,7 @@ def test_ranked_reads_the_newest_of_each_bucket_and_prefers_the_most_shared() ->
     ranked = bands.ranked([[1, 2, 3, 4], [2, 9], [9, 7]])
     assert ranked == [9, 2]  # 9 and 2 share two bands; 1 is past the newest 3 of its bucket
     assert bands.ranked([[5], [6]]) == [6, 5]  # between equals, the newest
+    assert bands.read_of([[1, 2, 3, 4], [2, 9], [9, 7]]) == (7, 1)  # 3 + 2 + 2; one in part
 
 
 def test_recall_is_the_banding_formula() -> None:

@@ -139,13 +139,10 @@ class BandPostings:
             for key in keys:
                 for gone in self._cut(key, cutoff_s):
                     self.unpost(gone)
-        newest = self.bands.newest
-        buckets = self._newest(keys, newest + 1)  # (one more tells a bucket holds more)
-        return Read(
-            [self._live[seq] for seq in self.bands.ranked(buckets)],
-            sum(min(len(b), newest) for b in buckets),
-            sum(len(b) > newest for b in buckets),
-        )
+        # (one more than is read tells a bucket holds more)
+        buckets = self._newest(keys, self.bands.newest + 1)
+        entries, hot = self.bands.read_of(buckets)
+        return Read([self._live[seq] for seq in self.bands.ranked(buckets)], entries, hot)
 
     def _post_under(self, key: int, entry: Entry) -> None:
         self._open.setdefault(key, []).append(entry)

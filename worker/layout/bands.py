@@ -86,6 +86,13 @@ class Bands:
         best = sorted([count << _NUMBER_BITS | seq for seq, count in shared.items()], reverse=True)
         return [key & _NUMBER_MASK for key in best[: self.compared]]
 
+    def read_of(self, buckets: Sequence[Sequence[int]]) -> tuple[int, int]:
+        """What ranking `buckets` reads: the postings, and the buckets read only in part."""
+        return (
+            sum(min(len(bucket), self.newest) for bucket in buckets),
+            sum(len(bucket) > self.newest for bucket in buckets),
+        )
+
     def recall(self, jaccard: float) -> float:
         """Probability that a pair sharing `jaccard` of its shingles shares a band."""
         return float(1 - (1 - jaccard**self.rows) ** self.bands)

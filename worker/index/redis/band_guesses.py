@@ -101,9 +101,8 @@ class Batch:
 def top_compared(states: Sequence[BucketState], bands: Bands) -> tuple[list[int], int, int]:
     """The numbers a search over buckets `states` compares (Bands.ranked), the postings read,
     and the buckets read in part."""
-    read = sum(min(len(state.found), bands.newest) for state in states)
-    hot = sum(len(state.found) > bands.newest for state in states)
-    return bands.ranked([state.found for state in states]), read, hot
+    buckets = [state.found for state in states]
+    return bands.ranked(buckets), *bands.read_of(buckets)
 
 
 class _Stop(Exception):
