@@ -97,9 +97,15 @@ def _kafka_container() -> Iterator[str]:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A port free on every address, below the kernel's range for outgoing connections (a
+    port it hands out can be taken by a client's connection before the server binds it) and
+    the cluster's (cluster_base_port)."""
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.randrange(10_000, 20_000)
+        if _port_free(port, "0.0.0.0"):
+            return port
+    raise RuntimeError("no free port in 10000-19999")
 
 
 @contextmanager
