@@ -94,7 +94,8 @@ class Batch:
     # What the batch's articles guessed so far add: id -> content hash; number -> article.
     fresh: dict[str, bytes] = field(default_factory=dict)
     known: dict[int, Known] = field(default_factory=dict)
-    # The owners of numbers read, as their records give them (None: gone, or renumbered).
+    # The owners of numbers read, as their records give them (None: gone, or renumbered), or
+    # as the worker read them before (band_known.py).
     owners: dict[int, Known | None] = field(default_factory=dict)
 
 
@@ -165,9 +166,9 @@ class Guesser:
         best: tuple[tuple[int, int, int], Known] | None = None
         oldest = NO_ALIVE
         for number in seqs:
-            if number not in batch.ids and number not in batch.known:
+            if number not in batch.owners and number not in batch.ids and number not in batch.known:
                 raise _Stop  # (its owner was not read)
-            known = batch.known.get(number) or self._known(batch, number)
+            known = batch.known.get(number) or owner_of(batch, number)
             if known is None:
                 continue
             if batch.cutoff_s is not None and known.alive_s < batch.cutoff_s:
@@ -207,15 +208,16 @@ class Guesser:
         batch.known[seq] = Known(probe.id, probe.content_hash, seq, NO_ALIVE, sketch, fp)
         return guess
 
-    @staticmethod
-    def _known(batch: Batch, number: int) -> Known | None:
-        if number in batch.owners:
-            return batch.owners[number]
-        owner = batch.ids.get(number)
-        record = batch.docs.get(owner) if owner is not None else None
-        known = known_from(owner, record) if owner is not None and record is not None else None
-        batch.owners[number] = known if known is not None and known.seq == number else None
+
+def owner_of(batch: Batch, number: int) -> Known | None:
+    """The article indexed under `number`, as the batch read it (None: none)."""
+    if number in batch.owners:
         return batch.owners[number]
+    owner = batch.ids.get(number)
+    record = batch.docs.get(owner) if owner is not None else None
+    known = known_from(owner, record) if owner is not None and record is not None else None
+    batch.owners[number] = known if known is not None and known.seq == number else None
+    return batch.owners[number]
 
 
 def searched(probe: Probe) -> bool:

@@ -16,14 +16,15 @@ from worker.errors import IndexStoreError
 from worker.index.base import IndexOptions, Rule
 from worker.index.redis import guard
 from worker.index.redis.band_calls import BandCalls
-from worker.index.redis.band_guesses import Batch, Guesser
+from worker.index.redis.band_guesses import Batch, Guesser, Known, searched
+from worker.index.redis.band_known import KnownCache
 from worker.index.redis.band_layout import BandLayout
 from worker.index.redis.band_reads import BandReads
 from worker.index.redis.client import Client
 from worker.index.redis.format import BANDS_FORMAT
 from worker.index.redis.namespace_index import NamespaceIndex
 from worker.index.redis.nearest import BucketRead
-from worker.index.redis.replies import verdicts_of
+from worker.index.redis.replies import numbers_of, verdicts_of
 from worker.index.redis.scripts import Script
 from worker.layout.bands import Bands
 from worker.model import SIMHASH_BITS, Kind, Probe, Verdict
@@ -74,9 +75,12 @@ class RedisBandIndex(NamespaceIndex):
         self.rule = Rule.of_bands(bands, options.similarity)
         layout = BandLayout(self.keys.buckets.encode(), bands, self.groups)
         self._guesser = Guesser(layout, self.rule.duplicate_bins)
-        self._reads = BandReads(client, self.keys, layout, retention_s=self.retention_s)
+        self._known = KnownCache()
+        self._reads = BandReads(
+            client, self.keys, layout, retention_s=self.retention_s, known=self._known
+        )
         self._replica_reads = (
-            BandReads(replicas, self.keys, layout, retention_s=self.retention_s)
+            BandReads(replicas, self.keys, layout, retention_s=self.retention_s, known=self._known)
             if replicas is not None
             else None
         )
@@ -128,10 +132,34 @@ class RedisBandIndex(NamespaceIndex):
             ),
         )
         verdicts = verdicts_of(self.rule, probes, replies)
+        if batch is not None:
+            self._keep_indexed(probes, verdicts, numbers_of(replies))
         searched = [v.candidates for v in verdicts if v.kind is not Kind.EXACT and not v.replayed]
         if searched:
             self._postings = 0.7 * self._postings + 0.3 * sum(searched) / len(searched)
         return verdicts
+
+    def _keep_indexed(
+        self, probes: Sequence[Probe], verdicts: Sequence[Verdict], numbers: Sequence[int]
+    ) -> None:
+        """The batch's articles just indexed under band buckets, as later batches' guesses
+        compare them (they are the newest postings of their buckets)."""
+        for probe, verdict, number in zip(probes, verdicts, numbers, strict=True):
+            fp, sketch = probe.fingerprint, probe.sketch
+            if number and not verdict.replayed and searched(probe) and fp is not None and sketch:
+                self._known.keep(
+                    Known(
+                        probe.id,
+                        probe.content_hash,
+                        number,
+                        verdict.seen_at_ms // 1000,  # (when its retention started)
+                        sketch,
+                        fp,
+                    )
+                )
+
+    async def _reload(self) -> None:
+        self._known.clear()  # (its numbers may be given out again)
 
     async def _read(self, probes: Sequence[Probe]) -> Batch:
         """What the batch's guesses need, read on the replica when there is one that works."""

@@ -1,9 +1,10 @@
 """What a worker reads of a band index before check_bands.lua decides a batch: the batch's
 band buckets, the records and exact texts its guesses need (band_guesses.py), in four round
-trips of MGETs, HMGETs and reads.lua's reads. First the index's count of calls and the head
-of its log of calls (lua/guesses.lua), which the script checks the guesses against: what
-other calls posted under or took out since, the rounds after the first included, is in their
-entries of that log.
+trips of MGETs, HMGETs and reads.lua's reads; of the articles its searches compare, those it
+has neither read nor indexed itself before (band_known.py). First the index's count of calls
+and the head of its log of calls (lua/guesses.lua), which the script checks the guesses
+against: what other calls posted under or took out since, the rounds after the first
+included, is in their entries of that log.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 import redis.exceptions
 
 from worker.index.redis import scripts
-from worker.index.redis.band_guesses import Batch, BucketState, searched, top_compared
+from worker.index.redis.band_guesses import Batch, BucketState, owner_of, searched, top_compared
+from worker.index.redis.band_known import KnownCache
 from worker.index.redis.band_layout import BandLayout
 from worker.index.redis.bucket_reads import MGET_KEYS
 from worker.index.redis.client import ERRORS, Client, translate
@@ -34,9 +36,13 @@ class BandReads:
         layout: BandLayout,
         *,
         retention_s: int,
+        known: KnownCache,
     ) -> None:
+        """`known`: the articles read before (shared by the reads on the primary and on a
+        replica)."""
         self.client, self.keys, self.layout = client, keys, layout
         self.retention_s = retention_s
+        self.known = known
 
     async def read(self, probes: Sequence[Probe]) -> Batch:
         """What the batch's guesses need."""
@@ -50,7 +56,14 @@ class BandReads:
         for each in where.values():
             states = [batch.buckets[b] for b in each]
             numbers += top_compared(states, self.layout.bands)[0]
-        await self._owners(batch, list(dict.fromkeys(numbers)))
+        self.known.seen_counter(batch.counter)
+        batch.owners.update(self.known.found(dict.fromkeys(numbers)))
+        unread = [n for n in dict.fromkeys(numbers) if n not in batch.owners]
+        await self._owners(batch, unread)
+        for number in unread:
+            known = owner_of(batch, number)
+            if known is not None:
+                self.known.keep(known)
         batch.cutoff_s = now_s - self.retention_s if self.retention_s else None
         return batch
 

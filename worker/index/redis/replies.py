@@ -25,6 +25,7 @@ def verdict_of(rule: Rule, probe: Probe, reply: list[bytes | int]) -> Verdict:
         replaced,
         agreeing,
         original,
+        _,  # (its sequence number: numbers_of)
     ) = reply
     assert isinstance(distance, int)
     assert isinstance(seen_at, int)
@@ -58,6 +59,11 @@ def verdicts_of(
     """The verdicts of `probes`, from the replies of the calls that decided them in order."""
     flat = (reply for call in replies for reply in call)
     return [verdict_of(rule, p, reply) for p, reply in zip(probes, flat, strict=True)]
+
+
+def numbers_of(replies: Sequence[Sequence[list[bytes | int]]]) -> list[int]:
+    """The sequence number each reply's article is indexed under (0: in no bucket)."""
+    return [int(reply[11]) for call in replies for reply in call]
 
 
 def _similarity(rule: Rule, agreeing: int) -> float:

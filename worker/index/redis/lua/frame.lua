@@ -25,7 +25,8 @@
 --
 -- Reply: per article {kind, distance or -1, duplicate_of or "", its fingerprint or "",
 --         seen_at_ms, replayed, candidates read, buckets read only in part, replaced,
---         sketch bins agreeing, the first article of its cluster}
+--         sketch bins agreeing, the first article of its cluster, its sequence number (0: in
+--         no bucket)}
 local FRAME_ARGS = 7
 local guard, refused = admit(KEYS[4], ARGV[1], ARGV[2])
 if refused then return refused end

@@ -119,7 +119,7 @@ local function reply_from(record, replayed, candidates, hot, replaced)
   if kind == 0 or dist == NO_DISTANCE then dist = -1 end
   local duplicate_of, original = rec_ids(record)
   return {KINDS[kind], dist, duplicate_of, match_fp, rec_seen_ms(record), replayed, candidates,
-          hot, replaced, agreeing, original}
+          hot, replaced, agreeing, original, unpack_number(rec_seq(record))}
 end
 
 -- Nil when the index is the one the caller read (`epoch`, from its meta record), else the
