@@ -56,9 +56,10 @@ class BandReads:
         for each in where.values():
             states = [batch.buckets[b] for b in each]
             numbers += top_compared(states, self.layout.bands)[0]
+        wanted = list(dict.fromkeys(numbers))
         self.known.seen_counter(batch.counter)
-        batch.owners.update(self.known.found(dict.fromkeys(numbers)))
-        unread = [n for n in dict.fromkeys(numbers) if n not in batch.owners]
+        batch.owners.update(self.known.found(wanted))
+        unread = [n for n in wanted if n not in batch.owners]
         await self._owners(batch, unread)
         for number in unread:
             known = owner_of(batch, number)
