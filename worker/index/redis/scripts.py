@@ -2,10 +2,10 @@
 pipeline, and the KEYS and ARGV of since, forget and expire (the scripts' headers describe
 them); check_and_insert.py builds check_and_insert.lua's.
 
-Every script is sent with lib.lua and postings.lua in front of it (the storage format, where
-articles are posted and their removal), those that decide articles with frame.lua too, and
-check_and_insert.lua with ring.lua, groups.lua, lines.lua and tables.lua, check_bands.lua
-with groups.lua, lines.lua and guesses.lua (PARTS).
+Every script is sent with lib.lua, postings.lua and removal.lua in front of it (the storage
+format, where articles are posted, taking them out), those that decide articles with
+frame.lua too, and check_and_insert.lua with ring.lua, groups.lua, lines.lua and tables.lua,
+check_bands.lua with groups.lua, lines.lua and guesses.lua (PARTS).
 """
 
 from __future__ import annotations
@@ -35,8 +35,9 @@ class Script(StrEnum):
     READS = "reads.lua"
 
 
-# In front of every script: the storage format, then the postings; then a script's own parts.
-LIB = ("lib.lua", "postings.lua")
+# In front of every script: the storage format, the postings and their removal; then a
+# script's own parts.
+LIB = ("lib.lua", "postings.lua", "removal.lua")
 FRAME = "frame.lua"
 PARTS = {
     Script.CHECK_AND_INSERT: (FRAME, "ring.lua", "groups.lua", "lines.lua", "tables.lua"),
@@ -57,12 +58,12 @@ def _text(name: str) -> str:
 
 
 def library() -> str:
-    """lib.lua and postings.lua: what every script starts with."""
+    """lib.lua, postings.lua and removal.lua: what every script starts with."""
     return "\n".join(_text(part) for part in LIB)
 
 
 def source(script: Script) -> str:
-    """What is sent to Redis: lib.lua, postings.lua, the script's parts, then the script."""
+    """What is sent to Redis: the library, the script's parts, then the script."""
     parts = PARTS.get(script, ())
     return "\n".join([library(), *(_text(part) for part in parts), _text(script)])
 

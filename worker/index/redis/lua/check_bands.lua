@@ -25,7 +25,7 @@
 -- article with a sketch by its band buckets, the `compared` postings sharing the most bands
 -- with it (between equals, the newest), judged by their sketches. A near-duplicate is posted
 -- only under the bands it does not share with its match, and is its match's dependent
--- (postings.lua, unpost_bands). An expired article met among those compared is taken out of
+-- (removal.lua, unpost_bands). An expired article met among those compared is taken out of
 -- its buckets there and then (its dependents posted), and the search runs again.
 local A = FRAME_ARGS
 local duplicate_bins, compared = tonumber(ARGV[A + 1]), tonumber(ARGV[A + 2])
