@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import random
 import re
+import time
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Any
@@ -130,6 +131,70 @@ async def test_a_match_that_expires_after_the_read_is_not_taken(
     # The script took the expired original out of its 16 buckets, which its call's entry in
     # the log gives to every later call to search, with the copy's (it went another way).
     assert (await log(redis_client, guessing))[-1] == (True, 32)
+
+
+async def test_a_dependent_posted_again_within_a_call_makes_the_later_articles_searched(
+    redis_client: aioredis.Redis,
+) -> None:
+    """An article whose guess compared one that expired after the read is searched by the
+    script, which takes the expired one out and posts its dependent again under the bands
+    they share. A later article of the same call under those buckets, whose guess compared
+    neither (the expired one was past the newest postings read there, the dependent not
+    posted there yet), is searched too, and matches the dependent."""
+    rng = random.Random(11)
+    bands = [rng.randbytes(4) for _ in range(16)]  # (the expiring article's)
+
+    def like(shared: range, name: str) -> Probe:
+        sketch = b"".join(bands[b] if b in shared else rng.randbytes(4) for b in range(16))
+        return probe(name, rng.getrandbits(64), sketch=sketch)
+
+    expiring = like(range(16), "expiring")
+    dependent = like(range(12), "dependent")  # (a near-duplicate: posted under 12-15 alone)
+    # Under each of bands 0-11 more articles after it than a read takes: it is past them.
+    crowd = [like(range(b, b + 1), f"crowd{b}-{i}") for b in range(12) for i in range(33)]
+    first = like(range(12, 16), "first")  # (compares the expiring one: too little alike)
+    later = like(range(12), "later")
+    # Retention of 2 s: indexed in second s, `expiring` has expired from second s + 3 on, the
+    # others (indexed in second s + 1) not before s + 4.
+    options = IndexOptions(retention_s=2)
+
+    async def history(target: RedisBandIndex) -> int:
+        s = await second(int(time.time()) + 1)
+        await target.check_and_insert([expiring])
+        await second(s + 1)
+        decided = await target.check_and_insert([dependent, *crowd])
+        assert (decided[0].kind, decided[0].duplicate_of) == (Kind.NEAR, "expiring")
+        return s
+
+    plain = RedisBandIndex(
+        redis_client, "plain", Bands(), options, expected_docs=100_000, guesses=False
+    )
+    await second(await history(plain) + 3)
+    expected = await plain.check_and_insert([first, later])
+    assert [(v.kind, v.duplicate_of) for v in expected] == [
+        (Kind.UNIQUE, None),
+        (Kind.NEAR, "dependent"),
+    ]
+
+    guessing = index(redis_client, "guessing", retention_s=2)
+    s = await history(guessing)
+
+    async def expire() -> None:
+        await second(s + 3)
+
+    before_the_call(guessing, expire)
+    got = await guessing.check_and_insert([first, later])
+    assert summary(got) == summary(expected)
+    # (one call, whose guesses held as it started; its entry in the log names the 16 buckets
+    # it took the expired article out of and the later article's 16: it went another way)
+    assert (await log(redis_client, guessing))[-1] == (True, 32)
+
+
+async def second(s: int) -> int:
+    """Wait until this machine's clock (Redis's too: it runs here) is in second `s` or later,
+    just past its start if it waits; returns the second it is in."""
+    await asyncio.sleep(max(0.0, s + 0.05 - time.time()))
+    return int(time.time())
 
 
 async def test_the_expiry_sweep_after_the_read_leaves_the_other_guesses_standing(
