@@ -1,8 +1,8 @@
 -- Where articles are posted (removal.lua takes them out). Shared by every script (after
--- lib.lua). The index's layout is stored in its meta record (field
--- `tables`): SimHash tables (worker/layout/tables.py, Table.spec) or "bands:BxR"
--- (worker/layout/bands.py); band and line buckets share group strings (field `groups`: the
--- bits of a bucket's key that name its group). Every postings key starts with the scripts'
+-- lib.lua). The index's layout is stored in its meta record (field `tables`): SimHash tables
+-- (worker/layout/tables.py, Table.spec) or "bands:BxR" (worker/layout/bands.py); band and
+-- line buckets share group strings (field `groups`: the bits of a bucket's key that name its
+-- group). Every postings key starts with the scripts'
 -- postings prefix:
 --   tables: prefix .. table number .. ':' .. the table key in hex; a STRING of ENTRY entries
 --   bands:  prefix .. 'b' .. the band's number (1 byte) .. its group (bucket_of); a STRING of
