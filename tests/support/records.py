@@ -1,6 +1,9 @@
-"""What the tests read and change in an index's records in Redis."""
+"""What the tests read and change in an index's records in Redis, and waiting for Redis's
+clock (which judges expiry)."""
 
 from __future__ import annotations
+
+import asyncio
 
 import redis.asyncio as aioredis
 
@@ -27,3 +30,12 @@ async def numbers(client: aioredis.Redis, keys: NamespaceKeys, ids: list[str]) -
         int.from_bytes(r[seq.start : seq.start + seq.size]) if r is not None else -1
         for r in records
     ]
+
+
+async def in_second(client: aioredis.Redis, s: int | None = None) -> int:
+    """Wait until Redis's clock is in second `s` (None: the next one), just past its start;
+    returns that second."""
+    now_s, micros = await client.time()
+    target = now_s + 1 if s is None else s
+    await asyncio.sleep(max(0.0, target + 0.05 - now_s - micros / 1e6))
+    return max(target, now_s)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import random
 import re
-import time
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Any
@@ -16,7 +15,7 @@ import redis.asyncio as aioredis
 
 from tests.support.bands import index, log, stream, summary, unguessed
 from tests.support.factories import probe
-from tests.support.records import age
+from tests.support.records import age, in_second
 from worker.index.base import IndexOptions
 from worker.index.redis import RedisBandIndex
 from worker.index.redis.band_guesses import OWN, SPILL, Batch
@@ -159,9 +158,9 @@ async def test_a_dependent_posted_again_within_a_call_makes_the_later_articles_s
     options = IndexOptions(retention_s=2)
 
     async def history(target: RedisBandIndex) -> int:
-        s = await second(int(time.time()) + 1)
+        s = await in_second(redis_client)
         await target.check_and_insert([expiring])
-        await second(s + 1)
+        await in_second(redis_client, s + 1)
         decided = await target.check_and_insert([dependent, *crowd])
         assert (decided[0].kind, decided[0].duplicate_of) == (Kind.NEAR, "expiring")
         return s
@@ -169,7 +168,7 @@ async def test_a_dependent_posted_again_within_a_call_makes_the_later_articles_s
     plain = RedisBandIndex(
         redis_client, "plain", Bands(), options, expected_docs=100_000, guesses=False
     )
-    await second(await history(plain) + 3)
+    await in_second(redis_client, await history(plain) + 3)
     expected = await plain.check_and_insert([first, later])
     assert [(v.kind, v.duplicate_of) for v in expected] == [
         (Kind.UNIQUE, None),
@@ -180,7 +179,7 @@ async def test_a_dependent_posted_again_within_a_call_makes_the_later_articles_s
     s = await history(guessing)
 
     async def expire() -> None:
-        await second(s + 3)
+        await in_second(redis_client, s + 3)
 
     before_the_call(guessing, expire)
     got = await guessing.check_and_insert([first, later])
@@ -188,13 +187,6 @@ async def test_a_dependent_posted_again_within_a_call_makes_the_later_articles_s
     # (one call, whose guesses held as it started; its entry in the log names the 16 buckets
     # it took the expired article out of and the later article's 16: it went another way)
     assert (await log(redis_client, guessing))[-1] == (True, 32)
-
-
-async def second(s: int) -> int:
-    """Wait until this machine's clock (Redis's too: it runs here) is in second `s` or later,
-    just past its start if it waits; returns the second it is in."""
-    await asyncio.sleep(max(0.0, s + 0.05 - time.time()))
-    return int(time.time())
 
 
 async def test_the_expiry_sweep_after_the_read_leaves_the_other_guesses_standing(

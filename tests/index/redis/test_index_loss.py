@@ -15,6 +15,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from tests.support.factories import BASE, SAME, flip, probe, sketch_agreeing
+from tests.support.records import in_second
 from worker.errors import LayoutMismatch
 from worker.index.base import IndexOptions
 from worker.index.memory import MemoryIndex
@@ -132,18 +133,13 @@ async def test_other_fingerprint_settings_are_refused(redis_client: aioredis.Red
     assert await RedisIndex(redis_client, "prints", LAYOUT).forget(["nothing"]) == [False]
 
 
-async def _at_second_start(client: aioredis.Redis) -> None:
-    _, micros = await client.time()
-    await asyncio.sleep(1.05 - micros / 1e6)
-
-
 async def test_expiry_is_judged_by_redis_clock_whatever_the_worker_clock_says(
     redis_client: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # More expired candidates than are compared, nearer than a live one: a worker whose clock
     # is behind Redis's would take them for live, hand them over, and miss the live one.
     index = RedisIndex(redis_client, "clocks", LAYOUT, options=IndexOptions(retention_s=3))
-    await _at_second_start(redis_client)
+    await in_second(redis_client)
     olds = [
         probe(f"old {i}", flip(BASE, [i % 64, (i * 7 + 3) % 64]), sketch=SAME) for i in range(20)
     ]
