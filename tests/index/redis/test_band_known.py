@@ -1,5 +1,5 @@
-"""The articles a band worker read before (band_known.py): kept by number, the least recently
-used going first; read again once numbers may have been given out again; and the guesses made
+"""The articles a band worker read before (band_known.py): kept by number, those used of late
+held; read again once numbers may have been given out again; and the guesses made
 from them are the script's verdicts."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import redis.asyncio as aioredis
 from tests.support.bands import TEMPLATE, WORDS, index, stream, summary, unguessed
 from worker.errors import IndexReset
 from worker.index.redis import RedisBandIndex
-from worker.index.redis.band_guesses import Known
+from worker.index.redis.band_guesses import NO_ALIVE, Known
 from worker.index.redis.band_known import KnownCache
 from worker.index.redis.band_reads import BandReads
 from worker.model import Kind, Probe
@@ -36,14 +36,39 @@ def known(seq: int) -> Known:
     return Known(f"d{seq}", b"c" * 16, seq, 0, bytes(64), seq)
 
 
-def test_the_least_recently_used_go_first() -> None:
-    cache = KnownCache(most=3)
-    for seq in (1, 2, 3):
+def test_an_article_used_within_half_the_cache_is_held() -> None:
+    cache = KnownCache(most=8)  # (two halves of 4)
+    for seq in range(1, 5):
         cache.keep(known(seq))
-    assert cache.found([1, 9]) == {1: known(1)}  # (1 now the most recently used)
-    cache.keep(known(4))
-    assert set(cache.found([1, 2, 3, 4])) == {1, 3, 4}
-    assert len(cache) == 3
+    for seq in range(5, 8):
+        cache.keep(known(seq))
+        assert cache.found([1]) == {1: known(1)}  # (used again, so moved up)
+    cache.keep(known(8))  # (the 4 kept before 5 go)
+    assert set(cache.found(range(1, 9))) == {1, 5, 6, 7, 8}
+    assert len(cache) <= 8
+
+
+def test_an_article_unused_for_the_whole_cache_goes() -> None:
+    cache = KnownCache(most=8)
+    cache.keep(known(1))
+    for seq in range(2, 9):
+        cache.keep(known(seq))
+        assert len(cache) < 8
+    assert cache.found([1]) == {}
+    assert set(cache.found(range(2, 9))) == set(range(5, 9))
+
+
+def test_an_article_comes_back_as_it_was_kept() -> None:
+    highest = 2**64 - 1
+    kept = [
+        Known("d1", b"c" * 16, 1, 0, bytes(64), 0),
+        Known("Ünïcode-ид-标识", bytes(range(16)), 2**48 - 1, NO_ALIVE, bytes(range(64)), highest),
+        Known("x" * 300, b"\xff" * 16, 7, 1_700_000_000, b"\x01" * 100, 12345),
+    ]
+    cache = KnownCache()
+    for one in kept:
+        cache.keep(one)
+    assert cache.found([one.seq for one in kept]) == {one.seq: one for one in kept}
 
 
 def test_a_counter_below_a_number_held_empties_it() -> None:
@@ -58,9 +83,9 @@ def test_a_counter_below_a_number_held_empties_it() -> None:
     assert cache.found([2]) == {2: known(2)}
 
 
-def test_a_cache_that_holds_nothing_is_refused() -> None:
-    with pytest.raises(ValueError, match="give it 1 or more"):
-        KnownCache(most=0)
+def test_a_cache_that_holds_too_few_is_refused() -> None:
+    with pytest.raises(ValueError, match="give it 2 or more"):
+        KnownCache(most=1)
 
 
 async def test_articles_read_before_are_not_read_again(redis_client: aioredis.Redis) -> None:

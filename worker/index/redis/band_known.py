@@ -9,30 +9,61 @@ index goes on; a number read in a bucket is live, and one taken out after the re
 log of calls, which check_bands.lua checks the guesses against. Numbers are given out again
 only by an index emptied or rolled back: the cache is emptied when the index's counter is
 below a number it holds, and after a reset (RedisBandIndex._reload).
+
+An entry is one bytes object (the article packed), under its number in one of two dicts: the
+articles kept or used since the younger one began, and the ones before. When the younger
+holds half the cache, the older is dropped and the younger takes its place; an article found
+in the older moves to the younger. So an article used within the last `most / 2` kept is
+always held, as a least-recently-used cache would hold it, without an ordered dict's links
+or a tuple of objects per entry.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
+import struct
 from collections.abc import Iterable
 
 from worker.index.redis.band_guesses import Known
 
-# Articles kept: the candidates of many batches of a template's pages (the same crowded
-# buckets' newest postings), a few hundred bytes of Python objects each.
-KNOWN_MOST = 1 << 17
+# Articles kept at most: the candidates of many batches of a template's pages (the same
+# crowded buckets' newest postings), ~200 bytes each packed.
+KNOWN_MOST = 1 << 20
+
+# alive_s, fingerprint, then the sizes of the content hash and the sketch; the id follows them.
+_HEAD = struct.Struct(">IQBB")
+
+
+def pack(known: Known) -> bytes:
+    """`known` without its number, in one bytes object (unpack gives it back)."""
+    head = _HEAD.pack(known.alive_s, known.fingerprint, len(known.content), len(known.sketch))
+    return b"".join((head, known.content, known.sketch, known.id.encode()))
+
+
+def unpack(seq: int, packed: bytes) -> Known:
+    alive_s, fingerprint, content_size, sketch_size = _HEAD.unpack_from(packed)
+    sketch_at = _HEAD.size + content_size
+    id_at = sketch_at + sketch_size
+    return Known(
+        packed[id_at:].decode(),
+        packed[_HEAD.size : sketch_at],
+        seq,
+        alive_s,
+        packed[sketch_at:id_at],
+        fingerprint,
+    )
 
 
 class KnownCache:
     def __init__(self, most: int = KNOWN_MOST) -> None:
-        if most < 1:
-            raise ValueError(f"a cache of {most} articles holds nothing: give it 1 or more")
+        if most < 2:
+            raise ValueError(f"a cache of {most} articles holds too few: give it 2 or more")
         self.most = most
-        self._held: OrderedDict[int, Known] = OrderedDict()
+        self._young: dict[int, bytes] = {}
+        self._old: dict[int, bytes] = {}
         self._highest = 0
 
     def __len__(self) -> int:
-        return len(self._held)
+        return len(self._young) + len(self._old)
 
     def seen_counter(self, counter: int) -> None:
         """The index's sequence counter as just read: below a number held, numbers may be
@@ -41,23 +72,34 @@ class KnownCache:
             self.clear()
 
     def clear(self) -> None:
-        self._held.clear()
+        self._young = {}
+        self._old = {}
         self._highest = 0
 
     def found(self, numbers: Iterable[int]) -> dict[int, Known]:
-        """Those of `numbers` held, now the most recently used."""
-        out = {}
+        """Those of `numbers` held, now among the recently used."""
+        out, used = {}, []
         for number in numbers:
-            known = self._held.get(number)
-            if known is not None:
-                self._held.move_to_end(number)
-                out[number] = known
+            packed = self._young.get(number)
+            if packed is None:
+                packed = self._old.get(number)
+                if packed is None:
+                    continue
+                used.append((number, packed))
+            out[number] = unpack(number, packed)
+        # (moved once all are found: a move may drop the older half, with some of `numbers`)
+        for number, packed in used:
+            self._old.pop(number, None)
+            self._put(number, packed)
         return out
 
     def keep(self, known: Known) -> None:
-        """An article read, indexed under its number; the least recently used go past `most`."""
-        self._held[known.seq] = known
-        self._held.move_to_end(known.seq)
+        """An article read, indexed under its number."""
+        self._old.pop(known.seq, None)
+        self._put(known.seq, pack(known))
         self._highest = max(self._highest, known.seq)
-        while len(self._held) > self.most:
-            self._held.popitem(last=False)
+
+    def _put(self, number: int, packed: bytes) -> None:
+        self._young[number] = packed
+        if len(self._young) >= self.most // 2:
+            self._old, self._young = self._young, {}
