@@ -45,7 +45,16 @@ def test_an_article_used_within_half_the_cache_is_held() -> None:
         assert cache.found([1]) == {1: known(1)}  # (used again, so moved up)
     cache.keep(known(8))  # (the 4 kept before 5 go)
     assert set(cache.found(range(1, 9))) == {1, 5, 6, 7, 8}
-    assert len(cache) <= 8
+    assert len(cache) == 5
+
+
+def test_an_article_kept_again_is_held_once() -> None:
+    cache = KnownCache(most=8)
+    for seq in range(1, 5):
+        cache.keep(known(seq))  # (now the older half)
+    cache.keep(known(2))
+    cache.found([3, 3])
+    assert len(cache) == 4
 
 
 def test_an_article_unused_for_the_whole_cache_goes() -> None:
@@ -63,7 +72,8 @@ def test_an_article_comes_back_as_it_was_kept() -> None:
     kept = [
         Known("d1", b"c" * 16, 1, 0, bytes(64), 0),
         Known("Ünïcode-ид-标识", bytes(range(16)), 2**48 - 1, NO_ALIVE, bytes(range(64)), highest),
-        Known("x" * 300, b"\xff" * 16, 7, 1_700_000_000, b"\x01" * 100, 12345),
+        Known("x" * 300, b"\xff" * 16, 7, 1_700_000_000, b"\x01" * 300, 12345),
+        Known("\ud800-a lone surrogate", b"", 8, 0, b"", 0),
     ]
     cache = KnownCache()
     for one in kept:
@@ -81,6 +91,15 @@ def test_a_counter_below_a_number_held_empties_it() -> None:
     cache.seen_counter(0)
     cache.keep(known(2))
     assert cache.found([2]) == {2: known(2)}
+
+
+def test_a_counter_below_empties_both_halves() -> None:
+    cache = KnownCache(most=4)
+    for seq in (1, 2):
+        cache.keep(known(seq))  # (both now in the older half)
+    cache.seen_counter(1)
+    assert len(cache) == 0
+    assert cache.found([1, 2]) == {}
 
 
 def test_a_cache_that_holds_too_few_is_refused() -> None:

@@ -12,10 +12,11 @@ below a number it holds, and after a reset (RedisBandIndex._reload).
 
 An entry is one bytes object (the article packed), under its number in one of two dicts: the
 articles kept or used since the younger one began, and the ones before. When the younger
-holds half the cache, the older is dropped and the younger takes its place; an article found
-in the older moves to the younger. So an article used within the last `most / 2` kept is
-always held, as a least-recently-used cache would hold it, without an ordered dict's links
-or a tuple of objects per entry.
+holds half the cache (`most // 2`), the older is dropped and the younger takes its place; an
+article found in the older moves to the younger. So an article is held at least until
+`most // 2` others were kept or moved since it was last used, as a least-recently-used cache
+of that size would hold it, without an ordered dict's links or a tuple of objects per entry.
+Dropping a half frees its entries at once: a pause of some milliseconds at the default size.
 """
 
 from __future__ import annotations
@@ -30,21 +31,24 @@ from worker.index.redis.band_guesses import Known
 KNOWN_MOST = 1 << 20
 
 # alive_s, fingerprint, then the sizes of the content hash and the sketch; the id follows them.
-_HEAD = struct.Struct(">IQBB")
+_HEAD = struct.Struct(">IQHH")
+# (an id is what the input gave, lone surrogates included)
+_ID = ("utf-8", "surrogatepass")
 
 
 def pack(known: Known) -> bytes:
     """`known` without its number, in one bytes object (unpack gives it back)."""
     head = _HEAD.pack(known.alive_s, known.fingerprint, len(known.content), len(known.sketch))
-    return b"".join((head, known.content, known.sketch, known.id.encode()))
+    return b"".join((head, known.content, known.sketch, known.id.encode(*_ID)))
 
 
 def unpack(seq: int, packed: bytes) -> Known:
+    """The article number `seq` as `pack` packed it."""
     alive_s, fingerprint, content_size, sketch_size = _HEAD.unpack_from(packed)
     sketch_at = _HEAD.size + content_size
     id_at = sketch_at + sketch_size
     return Known(
-        packed[id_at:].decode(),
+        packed[id_at:].decode(*_ID),
         packed[_HEAD.size : sketch_at],
         seq,
         alive_s,
@@ -87,7 +91,8 @@ class KnownCache:
                     continue
                 used.append((number, packed))
             out[number] = unpack(number, packed)
-        # (moved once all are found: a move may drop the older half, with some of `numbers`)
+        # (moved once all are found: a move can fill the younger half and so drop the older,
+        # which may hold others of `numbers`)
         for number, packed in used:
             self._old.pop(number, None)
             self._put(number, packed)
