@@ -47,6 +47,13 @@ def test_a_band_layout_makes_band_indexes() -> None:
     assert isinstance(shared, RedisBandIndex)
     assert shared.bands == Bands(16, 4)
     assert shared._replica_reads is None
+    assert (
+        shared._known.most
+        == RedisBandIndex(connect("redis://127.0.0.1:1/0"), "n", Bands(16, 4))._known.most
+    )
+    small = wiring.redis_index(replace(settings, known_articles=1000))
+    assert isinstance(small, RedisBandIndex)
+    assert small._known.most == 1000
     on_replica = wiring.redis_index(replace(settings, redis_read_url="redis://replica:6379/0"))
     assert isinstance(on_replica, RedisBandIndex)
     assert on_replica._replica_reads is not None  # (its reads go to the replica)

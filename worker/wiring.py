@@ -118,6 +118,7 @@ def redis_index(
             on_reset=on_reset,
             replicas_acked=settings.redis_replicas_acked,
             replicas=replica_client(settings),
+            known_articles=settings.known_articles,
         )
     return RedisIndex(
         redis_client(settings),

@@ -52,6 +52,7 @@ _AT_LEAST = {
     "batch_size": 1,
     "batch_wait_ms": 0,
     "max_bucket_read": 1,
+    "known_articles": 2,
     "redis_replicas_acked": 0,
 }
 
@@ -90,6 +91,8 @@ class Settings:
     # any node (the reads go to the namespace's replicas); "": the primary
     redis_read_url: str = field(default="", repr=False)
     bucket_cache: bool = True  # the worker keeps the buckets in memory (BucketCache)
+    # with a band layout, the indexed articles a worker keeps of those it read (band_known.py)
+    known_articles: int = 1 << 20
     namespace: str = "default"
     app_id: str = "dedup-worker"
     input_topic: str = "articles"

@@ -13,7 +13,7 @@ from tests.support.bands import TEMPLATE, WORDS, index, stream, summary, unguess
 from worker.errors import IndexReset
 from worker.index.redis import RedisBandIndex
 from worker.index.redis.band_guesses import NO_ALIVE, Known
-from worker.index.redis.band_known import KnownCache
+from worker.index.redis.band_known import FREED_PER_KEEP, KnownCache
 from worker.index.redis.band_reads import BandReads
 from worker.model import Kind, Probe
 from worker.text.fingerprint import Fingerprinter
@@ -55,6 +55,20 @@ def test_an_article_kept_again_is_held_once() -> None:
     cache.keep(known(2))
     cache.found([3, 3])
     assert len(cache) == 4
+
+
+def test_a_dropped_half_is_freed_a_few_entries_per_article_kept() -> None:
+    half = 2 * FREED_PER_KEEP
+    cache = KnownCache(most=2 * half)
+    for seq in range(1, 2 * half + 1):
+        cache.keep(known(seq))  # (the first half is dropped as the second fills)
+    assert len(cache._dropped) == half
+    assert cache.found(range(1, half + 1)) == {}
+    cache.keep(known(2 * half + 1))
+    assert len(cache._dropped) == half - FREED_PER_KEEP
+    cache.keep(known(2 * half + 2))
+    assert len(cache._dropped) == 0
+    assert len(cache) == half + 2
 
 
 def test_an_article_unused_for_the_whole_cache_goes() -> None:

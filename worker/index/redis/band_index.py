@@ -17,7 +17,7 @@ from worker.index.base import IndexOptions, Rule
 from worker.index.redis import guard
 from worker.index.redis.band_calls import BandCalls
 from worker.index.redis.band_guesses import Batch, Guesser, Known, searched
-from worker.index.redis.band_known import KnownCache
+from worker.index.redis.band_known import KNOWN_MOST, KnownCache
 from worker.index.redis.band_layout import BandLayout
 from worker.index.redis.band_reads import BandReads
 from worker.index.redis.client import Client
@@ -57,13 +57,15 @@ class RedisBandIndex(NamespaceIndex):
         replicas_acked: int = 0,
         guesses: bool | None = None,
         replicas: Client | None = None,
+        known_articles: int = KNOWN_MOST,
     ) -> None:
         """The index of one namespace on one Redis (or one Redis Cluster), with band postings
         in group strings sized for `expected_docs` articles (format.group_bits); with
         `guesses` the worker guesses every batch (band_guesses.py), with False none (the
         script searches every article itself), by default those whose articles read many
         postings (GUESS_FROM); with `replicas` (client.connect_replicas) the worker's reads
-        before each call go there; the other arguments as RedisIndex's."""
+        before each call go there; it keeps up to `known_articles` of the indexed articles
+        it read (band_known.py); the other arguments as RedisIndex's."""
         options = options or IndexOptions()
         super().__init__(
             client, namespace, options, fingerprint_spec, on_reset, expected_docs, replicas_acked
@@ -75,7 +77,7 @@ class RedisBandIndex(NamespaceIndex):
         self.rule = Rule.of_bands(bands, options.similarity)
         layout = BandLayout(self.keys.buckets.encode(), bands, self.groups)
         self._guesser = Guesser(layout, self.rule.duplicate_bins)
-        self._known = KnownCache()
+        self._known = KnownCache(known_articles)
         self._reads = BandReads(
             client, self.keys, layout, retention_s=self.retention_s, known=self._known
         )

@@ -16,7 +16,8 @@ holds half the cache (`most // 2`), the older is dropped and the younger takes i
 article found in the older moves to the younger. So an article is held at least until
 `most // 2` others were kept or moved since it was last used, as a least-recently-used cache
 of that size would hold it, without an ordered dict's links or a tuple of objects per entry.
-Dropping a half frees its entries at once: a pause of some milliseconds at the default size.
+The half dropped is freed a few entries per article kept, not at once: freeing half a
+million entries at once holds the event loop for milliseconds.
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ from collections.abc import Iterable
 
 from worker.index.redis.band_guesses import Known
 
-# Articles kept at most: the candidates of many batches of a template's pages (the same
-# crowded buckets' newest postings), ~200 bytes each packed.
+# Articles kept at most by default (Settings.known_articles): the candidates of many batches of
+# a template's pages (the same crowded buckets' newest postings), ~200 bytes each packed.
 KNOWN_MOST = 1 << 20
+# Entries of a dropped half freed per article kept: the half is gone long before the next.
+FREED_PER_KEEP = 64
 
 # alive_s, fingerprint, then the sizes of the content hash and the sketch; the id follows them.
 _HEAD = struct.Struct(">IQHH")
@@ -64,6 +67,7 @@ class KnownCache:
         self.most = most
         self._young: dict[int, bytes] = {}
         self._old: dict[int, bytes] = {}
+        self._dropped: dict[int, bytes] = {}  # (being freed: never looked in)
         self._highest = 0
 
     def __len__(self) -> int:
@@ -78,6 +82,7 @@ class KnownCache:
     def clear(self) -> None:
         self._young = {}
         self._old = {}
+        self._dropped = {}
         self._highest = 0
 
     def found(self, numbers: Iterable[int]) -> dict[int, Known]:
@@ -106,5 +111,14 @@ class KnownCache:
 
     def _put(self, number: int, packed: bytes) -> None:
         self._young[number] = packed
+        self._free_some()
         if len(self._young) >= self.most // 2:
-            self._old, self._young = self._young, {}
+            self._dropped, self._old, self._young = self._old, self._young, {}
+
+    def _free_some(self) -> None:
+        dropped = self._dropped
+        if dropped:
+            for _ in range(min(FREED_PER_KEEP, len(dropped))):
+                dropped.popitem()
+            if not dropped:
+                self._dropped = {}  # (its table too)
