@@ -124,7 +124,7 @@ class Owner:
     generation: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Verdict:
     id: str
     kind: Kind

@@ -151,7 +151,7 @@ class Rule:
         return round(estimate(agreeing, self.shape), 4)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Entry:
     """An indexed article, as a candidate match."""
 

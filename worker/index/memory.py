@@ -26,7 +26,7 @@ from worker.text.lines import LINE_NEWEST, line_similarity
 from worker.text.simhash import hamming
 
 
-@dataclass
+@dataclass(slots=True)
 class _Record:
     content_hash: bytes
     verdict: Verdict
