@@ -1,6 +1,8 @@
 """The memory index's band postings: sealing them (worker.index.sealed) changes no bucket.
 Random runs of posts (near-duplicates among them), removals, renewals and expiring reads, on
-postings sealed every few postings and on postings never sealed, give the same reads."""
+postings sealed every few postings and on postings never sealed, give the same reads: over
+few bin values (crowded buckets) and over more (most buckets hold one posting, kept without
+a list until sealed)."""
 
 from __future__ import annotations
 
@@ -15,11 +17,11 @@ from worker.layout.bands import Bands
 NEVER = 1 << 60
 
 
-def sketch(rng: random.Random, like: bytes | None = None) -> bytes:
-    """A sketch of 16 bands of 4 bins over few values (so that buckets fill), or one that
+def sketch(rng: random.Random, like: bytes | None = None, values: int = 2) -> bytes:
+    """A sketch of 16 bands of 4 bins over `values` values (few: buckets fill), or one that
     shares some bands with `like`."""
     if like is None:
-        return bytes(rng.randrange(2) for _ in range(64))
+        return bytes(rng.randrange(values) for _ in range(64))
     bands = [like[4 * b : 4 * b + 4] if rng.random() < 0.5 else rng.randbytes(4) for b in range(16)]
     return b"".join(bands)
 
@@ -28,9 +30,10 @@ def summary(read: Read) -> tuple[list[int], int, int]:
     return [e.seq for e in read.candidates], read.entries, read.hot
 
 
+@pytest.mark.parametrize("values", [2, 6])
 @pytest.mark.parametrize("seal", [9, 300])
 @pytest.mark.parametrize("seed", range(6))
-def test_sealed_postings_read_as_postings_never_sealed(seal: int, seed: int) -> None:
+def test_sealed_postings_read_as_postings_never_sealed(seal: int, seed: int, values: int) -> None:
     rng = random.Random(seed)
     bands = Bands(16, 4, newest=5, compared=4)
     never, often = BandPostings(bands, seal_postings=NEVER), BandPostings(bands, seal_postings=seal)
@@ -42,7 +45,9 @@ def test_sealed_postings_read_as_postings_never_sealed(seal: int, seed: int) -> 
         if step < 0.55 or not live:
             seq += 1
             match = rng.choice(live) if live and rng.random() < 0.4 else None
-            entry = Entry(f"a{seq}", 0, seq, now_s * 1000, sketch(rng, match and match.sketch))
+            entry = Entry(
+                f"a{seq}", 0, seq, now_s * 1000, sketch(rng, match and match.sketch, values)
+            )
             for postings in (never, often):
                 postings.post(entry, match)
             live.append(entry)
@@ -59,9 +64,12 @@ def test_sealed_postings_read_as_postings_never_sealed(seal: int, seed: int) -> 
                 postings.unpost(old, renewed)
             live.append(renewed)
         else:
-            of = rng.choice(live).sketch if rng.random() < 0.8 else sketch(rng)
+            of = rng.choice(live).sketch if rng.random() < 0.8 else sketch(rng, None, values)
             cutoff = now_s - 40 if rng.random() < 0.3 else None
             assert summary(often.read(0, of, cutoff)) == summary(never.read(0, of, cutoff))
     assert often.largest_bucket == never.largest_bucket
+    held = list(never._open.values())
+    assert any(isinstance(h, Entry) for h in held)  # (buckets of one posting)
+    assert any(isinstance(h, list) and len(h) > 1 for h in held)
     assert len(often._sealed) > 0  # (sealed many times over)
     assert len(never._sealed) == 0

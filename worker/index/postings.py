@@ -83,7 +83,9 @@ class BandPostings:
     def __init__(self, bands: Bands, seal_postings: int | None = None) -> None:
         self.bands = bands
         self._seal_postings = seal_postings or sealed.SEAL_POSTINGS
-        self._open: dict[int, list[Entry]] = {}  # the postings not yet sealed
+        # The postings not yet sealed: a bucket's one entry, or a list of its entries (most
+        # buckets hold one, and a list for each would double what a posting costs).
+        self._open: dict[int, Entry | list[Entry]] = {}
         self._open_postings = 0
         self._sealed = Sealed.empty()
         self._live: dict[int, Entry] = {}  # seq -> entry, for every entry posted
@@ -111,7 +113,7 @@ class BandPostings:
         """Take `entry` out; its dependents move to `successor` (the same article posted
         again under every band), or are posted under the bands they skipped."""
         for key in self.bands.keys(entry.sketch):
-            _remove(self._open.get(key), entry)
+            self._remove_open(key, entry)
         if self._live.get(entry.seq) == entry:
             del self._live[entry.seq]  # (its sealed postings are passed over from now on)
             self._dead.add(entry.seq)
@@ -145,11 +147,30 @@ class BandPostings:
         return Read([self._live[seq] for seq in self.bands.ranked(buckets)], entries, hot)
 
     def _post_under(self, key: int, entry: Entry) -> None:
-        self._open.setdefault(key, []).append(entry)
+        held = self._open.get(key)
+        if held is None:
+            self._open[key] = entry
+        elif isinstance(held, Entry):
+            self._open[key] = [held, entry]
+        else:
+            held.append(entry)
         self._open_postings += 1
 
+    def _open_bucket(self, key: int) -> list[Entry]:
+        """The entries under `key` not yet sealed, oldest first."""
+        held = self._open.get(key)
+        return [] if held is None else [held] if isinstance(held, Entry) else held
+
+    def _remove_open(self, key: int, entry: Entry) -> None:
+        held = self._open.get(key)
+        if isinstance(held, Entry):
+            if held == entry:
+                del self._open[key]
+        else:
+            _remove(held, entry)
+
     def _seal(self) -> None:
-        buckets = self._open.values()
+        buckets = [self._open_bucket(key) for key in self._open]
         newer = Sealed.of(
             list(self._open), [len(b) for b in buckets], [e.seq for b in buckets for e in b]
         )
@@ -163,7 +184,7 @@ class BandPostings:
     def _newest(self, keys: list[int], most: int | None) -> list[list[int]]:
         """The numbers of the newest `most` entries under each of `keys` (None: all), oldest
         first."""
-        found = [[e.seq for e in self._open.get(k, ())[-(most or 0) :]] for k in keys]
+        found = [[e.seq for e in self._open_bucket(k)[-(most or 0) :]] for k in keys]
         short = [i for i, f in enumerate(found) if most is None or len(f) < most]
         if short and len(self._sealed):
             for at, start, end in self._sealed.runs([keys[i] for i in short]):
@@ -191,12 +212,13 @@ class BandPostings:
         return older[::-1]
 
     def _cut(self, key: int, cutoff_s: int) -> list[Entry]:
-        """The entries under `key` indexed before `cutoff_s`, taken out of its open list (their
-        sealed postings go once they are unposted)."""
+        """The entries under `key` indexed before `cutoff_s`, for the caller to unpost; taken
+        out of the key's open list here, all at once."""
         bucket = (self._live[seq] for seq in self._newest([key], None)[0])
         gone = [e for e in bucket if e.seen_ms // 1000 < cutoff_s]
-        if gone:
-            _cut(self._open.get(key, []), cutoff_s)
+        held = self._open.get(key)
+        if gone and isinstance(held, list):
+            _cut(held, cutoff_s)  # (all at once; unposting them takes out the rest)
         return gone
 
 
