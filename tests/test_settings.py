@@ -97,6 +97,7 @@ def test_settings_are_frozen() -> None:
         ({"DEDUP_RENEW_ON_MATCH": "often"}, "DEDUP_RENEW_ON_MATCH='often' is not true or false"),
         ({"DEDUP_REDELIVERY_WINDOW_S": "-5"}, "redelivery_window_s must be >= 0"),
         ({"DEDUP_READ_TIMEOUT_MS": "0"}, "read_timeout_ms must be >= 1"),
+        ({"DEDUP_KNOWN_ARTICLES": "1"}, "known_articles must be >= 2"),
         # a misspelt protocol is named as such, not taken for SASL without credentials
         ({"DEDUP_KAFKA_SECURITY_PROTOCOL": "SASL_X"}, "kafka_security_protocol must be one of"),
         ({"DEDUP_LOG_FORMAT": "xml"}, "log_format must be one of \\('text', 'json'\\)"),

@@ -73,3 +73,20 @@ def test_sealed_postings_read_as_postings_never_sealed(seal: int, seed: int, val
     assert any(isinstance(h, list) and len(h) > 1 for h in held)
     assert len(often._sealed) > 0  # (sealed many times over)
     assert len(never._sealed) == 0
+
+
+def test_a_bucket_keeps_its_postings_in_the_order_posted() -> None:
+    postings = BandPostings(Bands(16, 4), seal_postings=NEVER)
+    same = bytes(64)
+    entries = [Entry(f"a{seq}", 0, seq, 0, same) for seq in (1, 2, 3)]
+    keys = postings.bands.keys(same)
+    for n, entry in enumerate(entries, start=1):
+        postings.post(entry, None)  # (one posting, then two, then three under each key)
+        assert postings._newest(keys, None) == [[e.seq for e in entries[:n]]] * 16
+    postings.unpost(entries[1])
+    assert postings._newest(keys, None) == [[1, 3]] * 16
+    alone = Entry("b", 0, 4, 0, bytes(range(64)))
+    postings.post(alone, None)
+    postings.unpost(Entry("b", 0, 4, 0, bytes(range(64))))  # (an equal entry, not the same)
+    assert postings._newest(postings.bands.keys(alone.sketch), None) == [[]] * 16
+    assert len(postings._open) == 16

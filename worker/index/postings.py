@@ -212,13 +212,13 @@ class BandPostings:
         return older[::-1]
 
     def _cut(self, key: int, cutoff_s: int) -> list[Entry]:
-        """The entries under `key` indexed before `cutoff_s`, for the caller to unpost; taken
-        out of the key's open list here, all at once."""
+        """The entries under `key` indexed before `cutoff_s`, for the caller to unpost (which
+        takes a bucket of one out); a list bucket loses them here, all at once."""
         bucket = (self._live[seq] for seq in self._newest([key], None)[0])
         gone = [e for e in bucket if e.seen_ms // 1000 < cutoff_s]
         held = self._open.get(key)
         if gone and isinstance(held, list):
-            _cut(held, cutoff_s)  # (all at once; unposting them takes out the rest)
+            _cut(held, cutoff_s)  # (at once: unposting takes them out one by one)
         return gone
 
 

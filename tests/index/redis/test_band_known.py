@@ -69,6 +69,11 @@ def test_a_dropped_half_is_freed_a_few_entries_per_article_kept() -> None:
     cache.keep(known(2 * half + 2))
     assert len(cache._dropped) == 0
     assert len(cache) == half + 2
+    for seq in range(2 * half + 3, 3 * half + 1):
+        cache.keep(known(seq))  # (the next half dropped)
+    assert cache._dropped
+    cache.clear()
+    assert (len(cache), len(cache._dropped)) == (0, 0)
 
 
 def test_an_article_unused_for_the_whole_cache_goes() -> None:
