@@ -170,10 +170,15 @@ class BandPostings:
             _remove(held, entry)
 
     def _seal(self) -> None:
-        buckets = [self._open_bucket(key) for key in self._open]
-        newer = Sealed.of(
-            list(self._open), [len(b) for b in buckets], [e.seq for b in buckets for e in b]
-        )
+        counts, seqs = [], []
+        for held in self._open.values():  # (no list made for a bucket of one)
+            if isinstance(held, Entry):
+                counts.append(1)
+                seqs.append(held.seq)
+            else:
+                counts.append(len(held))
+                seqs += [e.seq for e in held]
+        newer = Sealed.of(list(self._open), counts, seqs)
         # (the postings of articles taken out are dropped once they are an eighth of them)
         dead = self._dead if len(self._dead) * self.bands.bands * 8 > len(self._sealed) else set()
         self._sealed = self._sealed.merged(newer, dead)
