@@ -17,13 +17,15 @@ checkpoint N the next `--measure` documents are decided as the worker decides th
 call, pipelined; printed: articles/s, Redis's CPU per article and the part of it the scripts
 that decide took (the rest is the worker's reads), the candidates per article
 (tables: entries compared; bands: postings read), Redis's memory per article, this
-process's peak memory, and the rate when two callers (as two workers) decide as many more
-articles at the same time. With bands the worker reads the batch's buckets and guesses what
-the script's search would find (band_guesses.py); `--no-guesses` has the script search every
-article itself. A checkpoint whose decisions take longer than `--budget` seconds ends
-the kind's growth. Then planted pairs, each a document and a copy with some of its blocks
-replaced, are decided: the share found, by their exact Jaccard similarity (the evaluation's
-truth: evaluation/truth.py).
+process's peak memory, the rate when two callers (as two workers) decide as many more
+articles at the same time, and the share of the candidates the worker's guesses looked up
+that its cache of the articles it read held (band_known.py; the others are read from Redis,
+which is what the reads cost grows with). With bands the worker reads the batch's buckets
+and guesses what the script's search would find (band_guesses.py); `--no-guesses` has the
+script search every article itself. A checkpoint whose decisions take longer than
+`--budget` seconds ends the kind's growth. Then planted pairs, each a document and a copy
+with some of its blocks replaced, are decided: the share found, by their exact Jaccard
+similarity (the evaluation's truth: evaluation/truth.py).
 
 Needs the evaluation's corpora (scripts/setup.sh) and Redis (database 10, wiped).
 """
@@ -46,6 +48,7 @@ from evaluation.truth import DIFFERENT, shingle_set
 from worker import wiring
 from worker.index.base import IndexOptions
 from worker.index.redis import NamespaceIndex, RedisBandIndex, RedisIndex
+from worker.index.redis.band_known import KnownStats
 from worker.index.redis.client import Client, connect, connect_replicas
 from worker.layout.bands import Bands
 from worker.model import Kind, Probe, Verdict
@@ -170,7 +173,7 @@ async def grow(args: argparse.Namespace, kind: str) -> None:
     print(f"\n{kind}: layout {layout.name()}")
     print(
         "  indexed | articles/s | Redis CPU us/article | of it, deciding | compared/article"
-        " | Redis B/article | process peak MB | 2 callers, articles/s"
+        " | Redis B/article | process peak MB | 2 callers, articles/s | candidates held"
         + (" | replica CPU us/article" if args.read_url else "")
     )
     replica = connect(args.read_url) if args.read_url else None
@@ -187,6 +190,7 @@ async def grow(args: argparse.Namespace, kind: str) -> None:
             await client.execute_command("WAIT", 1, 0)  # (the fill's writes reach it first)
             replica_cpu = await server_cpu_s(replica)
         cpu, scripts_us = await server_cpu_s(client), await script_us(client)
+        known = index.known_stats
         started = time.perf_counter()
         verdicts: list[Verdict] = []
         for first in range(0, len(measured), CALL):
@@ -201,13 +205,14 @@ async def grow(args: argparse.Namespace, kind: str) -> None:
         memory = ((await client.info("memory"))["used_memory"] - base_memory) / indexed
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         compared = sum(v.candidates for v in verdicts) / len(verdicts)
+        held = held_share(known, index.known_stats)
         together = await two_callers(index, second, [next(articles) for _ in range(args.measure)])
         indexed += args.measure
         print(
             f"  {size:>9,} | {len(measured) / elapsed:>10,.0f} | {cpu_us:>20,.0f} | "
             f"{decision_us:>15,.0f} | "
-            f"{compared:>16,.1f} | {memory:>15,.0f} | {peak:>15,.0f} | {together:>21,.0f}"
-            + (f" | {replica_us:>23,.0f}" if replica is not None else ""),
+            f"{compared:>16,.1f} | {memory:>15,.0f} | {peak:>15,.0f} | {together:>21,.0f} | "
+            f"{held:>15}" + (f" | {replica_us:>23,.0f}" if replica is not None else ""),
             flush=True,
         )
         if elapsed > args.budget:
@@ -221,6 +226,14 @@ async def grow(args: argparse.Namespace, kind: str) -> None:
     await index.close()
     if replica is not None:
         await replica.aclose()
+
+
+def held_share(before: KnownStats | None, after: KnownStats | None) -> str:
+    """The share of the candidates looked up between two readings of the worker's cache that
+    it held ("-": no cache, or none looked up)."""
+    if before is None or after is None or after.asked == before.asked:
+        return "-"
+    return f"{(after.held - before.held) / (after.asked - before.asked):.0%}"
 
 
 async def script_us(client: Client) -> float:

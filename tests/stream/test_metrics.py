@@ -1,6 +1,16 @@
 import pytest
 
-from worker.model import Accepted, Article, Forgotten, Kind, Reason, Rejection, Verdict
+from worker.index.redis.band_known import KnownStats
+from worker.model import (
+    Accepted,
+    Article,
+    Decision,
+    Forgotten,
+    Kind,
+    Reason,
+    Rejection,
+    Verdict,
+)
 from worker.stream.metrics import Metrics
 from worker.text.fingerprint import Fingerprinter
 
@@ -39,6 +49,43 @@ def test_metrics_count_verdicts_dead_letters_candidates_and_hot_buckets(
     assert _sample(metrics, "dedup_candidates_sum") == 16
     assert _sample(metrics, "dedup_hot_buckets_total") == 1
     assert "hot bucket" in caplog.text
+
+
+def test_hot_buckets_are_warned_of_at_most_once_a_minute(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    now = [0.0]
+    metrics = Metrics(clock=lambda: now[0])
+    fp = Fingerprinter()("a text")
+    article = Article("a", "a text", b"{}")
+
+    def hot(article_id: str) -> list[Decision]:
+        return [Accepted(article, fp, Verdict(article_id, Kind.UNIQUE, 5, hot_buckets=2))]
+
+    metrics.record(hot("a"))
+    for second, article_id in ((10.0, "b"), (59.0, "c")):
+        now[0] = second
+        metrics.record(hot(article_id))
+    now[0] = 61.0
+    metrics.record(hot("d"))
+    warnings = [r.getMessage() for r in caplog.records if "hot bucket" in r.getMessage()]
+    assert len(warnings) == 2
+    assert warnings[0].startswith("1 article(s)")
+    assert "'a' (2 hot bucket(s))" in warnings[0]
+    assert warnings[1].startswith("3 article(s)")  # (b, c and d)
+    assert "'d'" in warnings[1]
+    assert _sample(metrics, "dedup_hot_buckets_total") == 8  # (every one counted)
+
+
+def test_the_known_cache_metrics_read_its_stats_when_scraped() -> None:
+    stats: list[KnownStats | None] = [None]
+    metrics = Metrics()
+    metrics.watch_known(lambda: stats[0])
+    assert metrics.registry.get_sample_value("dedup_known_articles") is None  # (no cache)
+    stats[0] = KnownStats(articles=5, asked=40, held=30)
+    assert _sample(metrics, "dedup_known_articles") == 5
+    assert _sample(metrics, "dedup_known_candidates_total") == 40
+    assert _sample(metrics, "dedup_known_candidates_held_total") == 30
 
 
 def test_process_build_and_lag_metrics() -> None:

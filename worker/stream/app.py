@@ -123,6 +123,7 @@ async def _decide(settings: Settings, metrics: Metrics, stopping: asyncio.Event)
         paths[redis_index.native_cache] if redis_index.uses_bucket_cache else "off",
     )
     metrics.cached_entries.set_function(lambda: redis_index.cached_entries)
+    metrics.watch_known(lambda: redis_index.known_stats)
     index = TimedIndex(redis_index, metrics)
     reader = wiring.reader(settings, fingerprinter)  # (HTML and e-mail: a child process)
     pipeline = wiring.pipeline(settings, index, fingerprinter, reader)

@@ -6,7 +6,7 @@ import collections
 import logging
 import platform
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from importlib import metadata
 
 from prometheus_client import (
@@ -18,19 +18,29 @@ from prometheus_client import (
     PlatformCollector,
     ProcessCollector,
 )
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.metrics_core import Metric
+from prometheus_client.registry import Collector
 
 from worker.index.base import Index, Op
+from worker.index.redis.band_known import KnownStats
 from worker.model import Decision, Forgotten, Owner, Probe, Rejection, Verdict
 
 log = logging.getLogger(__name__)
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+# At most one warning of hot buckets this often: on template text every article may have them.
+HOT_WARNING_S = 60.0
 COUNT_BUCKETS = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 
 
 class Metrics:
     """The worker's metrics, in a registry of their own (nothing global)."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        """`clock`: seconds, for how often hot buckets are warned of."""
+        self._clock = clock
+        self._hot_warned_at: float | None = None
+        self._hot_unwarned = 0  # (articles with hot buckets since the last warning)
         self.registry = CollectorRegistry()
         r = self.registry
         ProcessCollector(registry=r)  # process_resident_memory_bytes, process_cpu_seconds_total
@@ -109,6 +119,10 @@ class Metrics:
             "dedup_index_retries", "Batches retried because the index failed", registry=r
         )
 
+    def watch_known(self, stats: Callable[[], KnownStats | None]) -> None:
+        """Export the band worker's cache of the articles it read, as `stats` gives it."""
+        self.registry.register(_KnownCollector(stats))
+
     def index_reset(self, why: str) -> None:
         """The index was found emptied or rolled back under the worker."""
         self.index_resets.inc()
@@ -117,6 +131,7 @@ class Metrics:
     def record(self, decisions: Sequence[Decision]) -> None:
         # Tallied per batch, then added: a labelled increment costs more than a tally.
         tally: collections.Counter[tuple[Counter, tuple[str, ...]]] = collections.Counter()
+        hot: Verdict | None = None
         for decision in decisions:
             if isinstance(decision, Rejection):
                 tally[self.dead_letters, (decision.reason.value,)] += 1
@@ -132,14 +147,53 @@ class Metrics:
                     self.candidates.observe(verdict.candidates)
                 if verdict.hot_buckets:
                     self.hot_buckets.inc(verdict.hot_buckets)
-                    log.warning(
-                        "article %r: %d hot bucket(s) read only in part; raise "
-                        "DEDUP_MAX_BUCKET_READ or look for repeated boilerplate",
-                        verdict.id,
-                        verdict.hot_buckets,
-                    )
+                    self._hot_unwarned += 1
+                    hot = verdict
         for (counter, labels), count in tally.items():
             counter.labels(*labels).inc(count)
+        if hot is not None:
+            self._warn_hot(hot)
+
+    def _warn_hot(self, example: Verdict) -> None:
+        now = self._clock()
+        if self._hot_warned_at is not None and now - self._hot_warned_at < HOT_WARNING_S:
+            return
+        log.warning(
+            "%d article(s) read buckets only in part since the last warning, such as %r (%d "
+            "hot bucket(s)): repeated boilerplate, or with SimHash tables raise "
+            "DEDUP_MAX_BUCKET_READ (band layouts read each bucket's newest postings by design)",
+            self._hot_unwarned,
+            example.id,
+            example.hot_buckets,
+        )
+        self._hot_warned_at, self._hot_unwarned = now, 0
+
+
+class _KnownCollector(Collector):
+    """The cache's figures, read when scraped (none without a cache)."""
+
+    def __init__(self, stats: Callable[[], KnownStats | None]) -> None:
+        self.stats = stats
+
+    def collect(self) -> Iterator[Metric]:
+        stats = self.stats()
+        if stats is None:
+            return
+        yield GaugeMetricFamily(
+            "dedup_known_articles",
+            "Articles in the worker's cache of those it read (DEDUP_KNOWN_ARTICLES at most)",
+            value=stats.articles,
+        )
+        yield CounterMetricFamily(
+            "dedup_known_candidates",
+            "Candidates the worker's guesses looked up in that cache",
+            value=stats.asked,
+        )
+        yield CounterMetricFamily(
+            "dedup_known_candidates_held",
+            "Of those, the ones the cache held (the others were read from Redis)",
+            value=stats.held,
+        )
 
 
 def _version() -> str:

@@ -13,7 +13,7 @@ from tests.support.bands import TEMPLATE, WORDS, index, stream, summary, unguess
 from worker.errors import IndexReset
 from worker.index.redis import RedisBandIndex
 from worker.index.redis.band_guesses import NO_ALIVE, Known
-from worker.index.redis.band_known import FREED_PER_KEEP, KnownCache
+from worker.index.redis.band_known import FREED_PER_KEEP, KnownCache, KnownStats
 from worker.index.redis.band_reads import BandReads
 from worker.model import Kind, Probe
 from worker.text.fingerprint import Fingerprinter
@@ -33,7 +33,7 @@ def owners_asked(target: RedisBandIndex) -> list[int]:
 
 
 def known(seq: int) -> Known:
-    return Known(f"d{seq}", b"c" * 16, seq, 0, bytes(64), seq)
+    return Known(f"d{seq}", seq, 0, bytes(64), seq)
 
 
 def test_an_article_used_within_half_the_cache_is_held() -> None:
@@ -89,10 +89,10 @@ def test_an_article_unused_for_the_whole_cache_goes() -> None:
 def test_an_article_comes_back_as_it_was_kept() -> None:
     highest = 2**64 - 1
     kept = [
-        Known("d1", b"c" * 16, 1, 0, bytes(64), 0),
-        Known("Ünïcode-ид-标识", bytes(range(16)), 2**48 - 1, NO_ALIVE, bytes(range(64)), highest),
-        Known("x" * 300, b"\xff" * 16, 7, 1_700_000_000, b"\x01" * 300, 12345),
-        Known("\ud800-a lone surrogate", b"", 8, 0, b"", 0),
+        Known("d1", 1, 0, bytes(64), 0),
+        Known("Ünïcode-ид-标识", 2**48 - 1, NO_ALIVE, bytes(range(64)), highest),
+        Known("x" * 300, 7, 1_700_000_000, b"\x01" * 300, 12345),
+        Known("\ud800-a lone surrogate", 8, 0, b"", 0),
     ]
     cache = KnownCache()
     for one in kept:
@@ -121,6 +121,17 @@ def test_a_counter_below_empties_both_halves() -> None:
     assert cache.found([1, 2]) == {}
 
 
+def test_the_stats_count_the_candidates_looked_up_and_those_held() -> None:
+    cache = KnownCache(most=8)
+    cache.keep(known(1))
+    cache.keep(known(2))
+    cache.found([1, 3])
+    cache.found([2])
+    assert cache.stats() == KnownStats(articles=2, asked=3, held=2)
+    cache.clear()  # (counted since the cache was made, as counters are)
+    assert cache.stats() == KnownStats(articles=0, asked=3, held=2)
+
+
 def test_a_cache_that_holds_too_few_is_refused() -> None:
     with pytest.raises(ValueError, match="give it 2 or more"):
         KnownCache(most=1)
@@ -140,6 +151,9 @@ async def test_articles_read_before_are_not_read_again(redis_client: aioredis.Re
     assert summary(got) == summary(expected)
     assert len(asked) == len(set(asked)) > 0  # (each article read once)
     assert len(guessing._known) > len(asked)  # (and those it indexed itself: not read)
+    stats = guessing.known_stats
+    assert stats.articles == len(guessing._known)
+    assert stats.asked - stats.held == len(asked) < stats.asked  # (the rest it held)
 
 
 async def test_the_articles_a_worker_indexed_are_not_read(redis_client: aioredis.Redis) -> None:

@@ -46,7 +46,6 @@ class Known(NamedTuple):
     """An indexed article as its record gives it: what a search compares."""
 
     id: str
-    content: bytes
     seq: int
     alive_s: int
     sketch: bytes
@@ -70,7 +69,6 @@ _SEQ, _ALIVE, _SKETCH, _FP = (
 def known_from(article_id: str, record: bytes) -> Known:
     return Known(
         article_id,
-        record[:16],
         int.from_bytes(record[_SEQ]),
         int.from_bytes(record[_ALIVE]),
         record[_SKETCH],
@@ -205,7 +203,7 @@ class Guesser:
             ]
         for b in posted:
             _post(states[b], seq, self.layout.bands.newest + 1)
-        batch.known[seq] = Known(probe.id, probe.content_hash, seq, NO_ALIVE, sketch, fp)
+        batch.known[seq] = Known(probe.id, seq, NO_ALIVE, sketch, fp)
         return guess
 
 

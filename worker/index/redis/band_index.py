@@ -17,7 +17,7 @@ from worker.index.base import IndexOptions, Rule
 from worker.index.redis import guard
 from worker.index.redis.band_calls import BandCalls
 from worker.index.redis.band_guesses import Batch, Guesser, Known, searched
-from worker.index.redis.band_known import KNOWN_MOST, KnownCache
+from worker.index.redis.band_known import KNOWN_MOST, KnownCache, KnownStats
 from worker.index.redis.band_layout import BandLayout
 from worker.index.redis.band_reads import BandReads
 from worker.index.redis.client import Client
@@ -97,6 +97,10 @@ class RedisBandIndex(NamespaceIndex):
         )
 
     @property
+    def known_stats(self) -> KnownStats:
+        return self._known.stats()
+
+    @property
     def description(self) -> dict[str, str]:
         described = {
             "format": BANDS_FORMAT,
@@ -152,7 +156,6 @@ class RedisBandIndex(NamespaceIndex):
                 self._known.keep(
                     Known(
                         probe.id,
-                        probe.content_hash,
                         number,
                         verdict.seen_at_ms // 1000,  # (when its retention started)
                         sketch,

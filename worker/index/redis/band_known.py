@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from worker.index.redis.band_guesses import Known
 
@@ -33,31 +34,33 @@ KNOWN_MOST = 1 << 20
 # Entries of a dropped half freed per article kept: the half is gone long before the next.
 FREED_PER_KEEP = 64
 
-# alive_s, fingerprint, then the sizes of the content hash and the sketch; the id follows them.
-_HEAD = struct.Struct(">IQHH")
+# alive_s, fingerprint, then the sketch's size; the sketch and the id follow them.
+_HEAD = struct.Struct(">IQH")
 # (an id is what the input gave, lone surrogates included)
 _ID = ("utf-8", "surrogatepass")
 
 
 def pack(known: Known) -> bytes:
     """`known` without its number, in one bytes object (unpack gives it back)."""
-    head = _HEAD.pack(known.alive_s, known.fingerprint, len(known.content), len(known.sketch))
-    return b"".join((head, known.content, known.sketch, known.id.encode(*_ID)))
+    head = _HEAD.pack(known.alive_s, known.fingerprint, len(known.sketch))
+    return b"".join((head, known.sketch, known.id.encode(*_ID)))
 
 
 def unpack(seq: int, packed: bytes) -> Known:
     """The article number `seq` as `pack` packed it."""
-    alive_s, fingerprint, content_size, sketch_size = _HEAD.unpack_from(packed)
-    sketch_at = _HEAD.size + content_size
-    id_at = sketch_at + sketch_size
-    return Known(
-        packed[id_at:].decode(*_ID),
-        packed[_HEAD.size : sketch_at],
-        seq,
-        alive_s,
-        packed[sketch_at:id_at],
-        fingerprint,
-    )
+    alive_s, fingerprint, sketch_size = _HEAD.unpack_from(packed)
+    id_at = _HEAD.size + sketch_size
+    return Known(packed[id_at:].decode(*_ID), seq, alive_s, packed[_HEAD.size : id_at], fingerprint)
+
+
+@dataclass(frozen=True, slots=True)
+class KnownStats:
+    """How the cache serves a worker's reads: what it holds, and of the candidates the
+    guesses looked up since the cache was made, how many it held (the others were read)."""
+
+    articles: int
+    asked: int
+    held: int
 
 
 class KnownCache:
@@ -69,6 +72,7 @@ class KnownCache:
         self._old: dict[int, bytes] = {}
         self._dropped: dict[int, bytes] = {}  # (being freed: never looked in)
         self._highest = 0
+        self._asked = self._found = 0  # (since made: a clear keeps them, as counters do)
 
     def __len__(self) -> int:
         return len(self._young) + len(self._old)
@@ -87,8 +91,9 @@ class KnownCache:
 
     def found(self, numbers: Iterable[int]) -> dict[int, Known]:
         """Those of `numbers` held, now among the recently used."""
-        out, used = {}, []
+        out, used, asked = {}, [], 0
         for number in numbers:
+            asked += 1
             packed = self._young.get(number)
             if packed is None:
                 packed = self._old.get(number)
@@ -96,12 +101,17 @@ class KnownCache:
                     continue
                 used.append((number, packed))
             out[number] = unpack(number, packed)
+        self._asked += asked
+        self._found += len(out)
         # (moved once all are found: a move can fill the younger half and so drop the older,
         # which may hold others of `numbers`)
         for number, packed in used:
             self._old.pop(number, None)
             self._put(number, packed)
         return out
+
+    def stats(self) -> KnownStats:
+        return KnownStats(len(self), self._asked, self._found)
 
     def keep(self, known: Known) -> None:
         """An article read, indexed under its number."""

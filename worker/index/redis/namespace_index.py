@@ -17,6 +17,7 @@ from worker.errors import IndexReset, IndexUnavailable, LayoutMismatch, OutOfTur
 from worker.index.base import IndexOptions, Op, Rule
 from worker.index.redis import guard, scripts
 from worker.index.redis.acked import ReplicaAcks
+from worker.index.redis.band_known import KnownStats
 from worker.index.redis.client import ERRORS, Client, translate
 from worker.index.redis.format import EXACT_PER_HASH, group_bits
 from worker.index.redis.guard import Chain
@@ -84,6 +85,11 @@ class NamespaceIndex:
     def cached_entries(self) -> int:
         """Bucket entries in this worker's copy of the index (0 without one)."""
         return 0
+
+    @property
+    def known_stats(self) -> KnownStats | None:
+        """How the cache of the articles it read serves this worker (None without one)."""
+        return None
 
     @property
     def description(self) -> dict[str, str]:
