@@ -115,6 +115,16 @@ def test_redis_bytes_tells_where_a_band_index_s_bytes_go(redis_url: str) -> None
     assert abs(float(parts["all"]) - sum(shown)) <= 0.05 * len(shown)  # (each rounded)
 
 
+def test_bench_newest_sets_two_readings_side_by_side(redis_url: str) -> None:
+    url = redis_url.rsplit("/", 1)[0] + "/10"
+    args = ("--size", "2000", "--newest", "1", "--rounds", "2", "--batch", "100")
+    out = run("bench_newest", *args, "--redis-url", url)
+    assert "2,000 template pages indexed" in out
+    rows = dict(re.findall(r"^ +(\d+) \| .* \| +([\d.]+)$", out, re.MULTILINE))
+    assert rows.keys() == {"32", "1"}
+    assert float(rows["1"]) < float(rows["32"])  # (a template's buckets hold more than one)
+
+
 def test_bench_bands() -> None:
     out = run("bench_bands", "--sizes", "500,1000", "--measure", "200")
     for kind in ("template", "news"):
