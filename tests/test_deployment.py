@@ -50,7 +50,7 @@ def _exported() -> set[str]:
     from worker.stream.metrics import Metrics
 
     metrics = Metrics()
-    metrics.watch_known(lambda: KnownStats(0, 0, 0))  # (as a band worker's)
+    metrics.watch_known(lambda: KnownStats(0, 0, 0, 0))  # (as a band worker's)
     names = set()
     for family in metrics.registry.collect():
         names.add(family.name)

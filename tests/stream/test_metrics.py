@@ -62,19 +62,16 @@ def test_hot_buckets_are_warned_of_at_most_once_a_minute(
     def hot(article_id: str) -> list[Decision]:
         return [Accepted(article, fp, Verdict(article_id, Kind.UNIQUE, 5, hot_buckets=2))]
 
-    metrics.record(hot("a"))
-    for second, article_id in ((10.0, "b"), (59.0, "c")):
+    for second, article_id in ((0.0, "a"), (10.0, "b"), (59.9, "c"), (60.0, "d"), (61.0, "e")):
         now[0] = second
         metrics.record(hot(article_id))
-    now[0] = 61.0
-    metrics.record(hot("d"))
     warnings = [r.getMessage() for r in caplog.records if "hot bucket" in r.getMessage()]
-    assert len(warnings) == 2
+    assert len(warnings) == 2  # (at 0 s and at 60 s)
     assert warnings[0].startswith("1 article(s)")
     assert "'a' (2 hot bucket(s))" in warnings[0]
     assert warnings[1].startswith("3 article(s)")  # (b, c and d)
     assert "'d'" in warnings[1]
-    assert _sample(metrics, "dedup_hot_buckets_total") == 8  # (every one counted)
+    assert _sample(metrics, "dedup_hot_buckets_total") == 10  # (every one counted)
 
 
 def test_the_known_cache_metrics_read_its_stats_when_scraped() -> None:
@@ -82,10 +79,11 @@ def test_the_known_cache_metrics_read_its_stats_when_scraped() -> None:
     metrics = Metrics()
     metrics.watch_known(lambda: stats[0])
     assert metrics.registry.get_sample_value("dedup_known_articles") is None  # (no cache)
-    stats[0] = KnownStats(articles=5, asked=40, held=30)
+    stats[0] = KnownStats(articles=5, asked=40, held=30, dropped=4)
     assert _sample(metrics, "dedup_known_articles") == 5
     assert _sample(metrics, "dedup_known_candidates_total") == 40
     assert _sample(metrics, "dedup_known_candidates_held_total") == 30
+    assert _sample(metrics, "dedup_known_dropped_total") == 4
 
 
 def test_process_build_and_lag_metrics() -> None:

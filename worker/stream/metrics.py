@@ -159,7 +159,8 @@ class Metrics:
         if self._hot_warned_at is not None and now - self._hot_warned_at < HOT_WARNING_S:
             return
         log.warning(
-            "%d article(s) read buckets only in part since the last warning, such as %r (%d "
+            "%d article(s) read buckets only in part since the last warning (or the start), "
+            "such as %r (%d "
             "hot bucket(s)): repeated boilerplate, or with SimHash tables raise "
             "DEDUP_MAX_BUCKET_READ (band layouts read each bucket's newest postings by design)",
             self._hot_unwarned,
@@ -193,6 +194,11 @@ class _KnownCollector(Collector):
             "dedup_known_candidates_held",
             "Of those, the ones the cache held (the others were read from Redis)",
             value=stats.held,
+        )
+        yield CounterMetricFamily(
+            "dedup_known_dropped",
+            "Articles the cache dropped to make room (it is full)",
+            value=stats.dropped,
         )
 
 

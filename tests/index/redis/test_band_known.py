@@ -127,9 +127,12 @@ def test_the_stats_count_the_candidates_looked_up_and_those_held() -> None:
     cache.keep(known(2))
     cache.found([1, 3])
     cache.found([2])
-    assert cache.stats() == KnownStats(articles=2, asked=3, held=2)
+    assert cache.stats() == KnownStats(articles=2, asked=3, held=2, dropped=0)
+    for seq in range(3, 9):
+        cache.keep(known(seq))  # (1-4 become the older half at 4, and go at 8)
+    assert cache.stats() == KnownStats(articles=4, asked=3, held=2, dropped=4)
     cache.clear()  # (counted since the cache was made, as counters are)
-    assert cache.stats() == KnownStats(articles=0, asked=3, held=2)
+    assert cache.stats() == KnownStats(articles=0, asked=3, held=2, dropped=4)
 
 
 def test_a_cache_that_holds_too_few_is_refused() -> None:

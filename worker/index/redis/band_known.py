@@ -55,12 +55,14 @@ def unpack(seq: int, packed: bytes) -> Known:
 
 @dataclass(frozen=True, slots=True)
 class KnownStats:
-    """How the cache serves a worker's reads: what it holds, and of the candidates the
-    guesses looked up since the cache was made, how many it held (the others were read)."""
+    """How the cache serves a worker's reads: what it holds; of the candidates the guesses
+    looked up since the cache was made, how many it held (the others were read); and the
+    articles it dropped to make room (none: misses that a larger cache would not save)."""
 
     articles: int
     asked: int
     held: int
+    dropped: int
 
 
 class KnownCache:
@@ -72,7 +74,8 @@ class KnownCache:
         self._old: dict[int, bytes] = {}
         self._dropped: dict[int, bytes] = {}  # (being freed: never looked in)
         self._highest = 0
-        self._asked = self._found = 0  # (since made: a clear keeps them, as counters do)
+        # (since made: a clear keeps them, as counters do)
+        self._asked = self._found = self._dropped_count = 0
 
     def __len__(self) -> int:
         return len(self._young) + len(self._old)
@@ -111,7 +114,7 @@ class KnownCache:
         return out
 
     def stats(self) -> KnownStats:
-        return KnownStats(len(self), self._asked, self._found)
+        return KnownStats(len(self), self._asked, self._found, self._dropped_count)
 
     def keep(self, known: Known) -> None:
         """An article read, indexed under its number."""
@@ -123,6 +126,7 @@ class KnownCache:
         self._young[number] = packed
         self._free_some()
         if len(self._young) >= self.most // 2:
+            self._dropped_count += len(self._old)
             self._dropped, self._old, self._young = self._old, self._young, {}
 
     def _free_some(self) -> None:
