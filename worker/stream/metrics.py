@@ -28,9 +28,9 @@ from worker.model import Decision, Forgotten, Owner, Probe, Rejection, Verdict
 
 log = logging.getLogger(__name__)
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+COUNT_BUCKETS = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 # At most one warning of hot buckets this often: on template text every article may have them.
 HOT_WARNING_S = 60.0
-COUNT_BUCKETS = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 
 
 class Metrics:
@@ -160,8 +160,7 @@ class Metrics:
             return
         log.warning(
             "%d article(s) read buckets only in part since the last warning (or the start), "
-            "such as %r (%d "
-            "hot bucket(s)): repeated boilerplate, or with SimHash tables raise "
+            "such as %r (%d hot bucket(s)): repeated boilerplate, or with SimHash tables raise "
             "DEDUP_MAX_BUCKET_READ (band layouts read each bucket's newest postings by design)",
             self._hot_unwarned,
             example.id,
