@@ -75,7 +75,7 @@ class KnownCache:
         self._dropped: dict[int, bytes] = {}  # (being freed: never looked in)
         self._highest = 0
         # (since made: a clear keeps them, as counters do)
-        self._asked = self._found = self._dropped_count = 0
+        self._asked = self._held = self._dropped_count = 0
 
     def __len__(self) -> int:
         return len(self._young) + len(self._old)
@@ -105,7 +105,7 @@ class KnownCache:
                 used.append((number, packed))
             out[number] = unpack(number, packed)
         self._asked += asked
-        self._found += len(out)
+        self._held += len(out)
         # (moved once all are found: a move can fill the younger half and so drop the older,
         # which may hold others of `numbers`)
         for number, packed in used:
@@ -114,7 +114,7 @@ class KnownCache:
         return out
 
     def stats(self) -> KnownStats:
-        return KnownStats(len(self), self._asked, self._found, self._dropped_count)
+        return KnownStats(len(self), self._asked, self._held, self._dropped_count)
 
     def keep(self, known: Known) -> None:
         """An article read, indexed under its number."""
