@@ -125,16 +125,20 @@ def probes(
     ]
 
 
-def supply(kind: str, fingerprinter: Fingerprinter, seed: int) -> Iterator[Probe]:
-    """The kind's articles, one after another, fingerprinted in batches."""
+def supply(kind: str, fingerprinter: Fingerprinter, seed: int, skip: int = 0) -> Iterator[Probe]:
+    """The kind's articles, one after another, fingerprinted in batches; the first `skip` of
+    them left out (made, but not fingerprinted)."""
     rng = random.Random(seed)
     if kind == "random":
         n = 0
         while True:
-            yield from random_probes(rng, 1000, f"r{n}-")
+            batch = random_probes(rng, 1000, f"r{n}-")
+            yield from batch[max(0, skip - n) :]
             n += 1000
     documents = Documents(kind, rng)
-    n = 0
+    for _ in range(skip):
+        documents.next()
+    n = skip
     while True:
         yield from probes(fingerprinter, [documents.next() for _ in range(1000)], "d", n)
         n += 1000
@@ -142,7 +146,11 @@ def supply(kind: str, fingerprinter: Fingerprinter, seed: int) -> Iterator[Probe
 
 async def grow(args: argparse.Namespace, kind: str) -> None:
     client = connect(args.redis_url)
-    await wipe(client)
+    progress = f"bench-growth:{kind}"  # (what a fill kept for --keep: outside the namespace)
+    kept = await client.hgetall(progress) if args.keep else {}
+    if not kept:
+        await wipe(client)
+        await client.hset(progress, "base_memory", (await client.info("memory"))["used_memory"])
     settings = Settings(expected_docs=max(args.sizes), layout=args.layout)
     fingerprinter = wiring.fingerprinter(settings)
     layout = wiring.layout(settings)
@@ -169,21 +177,23 @@ async def grow(args: argparse.Namespace, kind: str) -> None:
         if isinstance(layout, Bands)
         else RedisIndex(client, index.namespace, layout, IndexOptions(max_bucket_read=0))
     )
-    articles = supply(kind, fingerprinter, args.seed)
-    print(f"\n{kind}: layout {layout.name()}")
+    start = int(kept.get(b"supplied", 0))
+    articles = supply(kind, fingerprinter, args.seed, skip=start)
+    print(f"\n{kind}: layout {layout.name()}" + (f", {start:,} kept" if start else ""))
     print(
         "  indexed | articles/s | Redis CPU us/article | of it, deciding | compared/article"
         " | Redis B/article | process peak MB | 2 callers, articles/s | candidates held"
         + (" | replica CPU us/article" if args.read_url else "")
     )
     replica = connect(args.read_url) if args.read_url else None
-    indexed = 0
-    base_memory = (await client.info("memory"))["used_memory"]
-    for size in sorted(args.sizes):
+    indexed = start
+    base_memory = int(await client.hget(progress, "base_memory"))
+    for size in sorted(s for s in args.sizes if s >= start):
         while indexed < size:
             batch = [next(articles) for _ in range(min(2000, size - indexed))]
             await loader.check_and_insert(batch)
             indexed += len(batch)
+            await client.hset(progress, "supplied", indexed)
         await index.refresh()
         measured = [next(articles) for _ in range(args.measure)]
         if replica is not None:
@@ -208,6 +218,7 @@ async def grow(args: argparse.Namespace, kind: str) -> None:
         held = held_share(known, index.known_stats)
         together = await two_callers(index, second, [next(articles) for _ in range(args.measure)])
         indexed += args.measure
+        await client.hset(progress, "supplied", indexed)
         print(
             f"  {size:>9,} | {len(measured) / elapsed:>10,.0f} | {cpu_us:>20,.0f} | "
             f"{decision_us:>15,.0f} | "
@@ -218,8 +229,8 @@ async def grow(args: argparse.Namespace, kind: str) -> None:
         if elapsed > args.budget:
             print(f"  (the decisions took {elapsed:.0f} s, past the budget: the growth stops)")
             break
-    if kind != "random":
-        await planted_recall(index, kind, fingerprinter, args.seed)
+    if kind != "random":  # (after a kept fill, other pairs than the fill's own run decided)
+        await planted_recall(index, kind, fingerprinter, args.seed + start)
     if loader is not index:
         await loader.close()
     await second.close()
@@ -301,8 +312,8 @@ def planted(
         a, b = shingle_set("\n".join(original)), shingle_set("\n".join(copy))
         jaccards.append(len(a & b) / len(a | b) if a | b else 1.0)
     return (
-        probes(fingerprinter, originals, "p", 0),
-        probes(fingerprinter, copies, "c", 0),
+        probes(fingerprinter, originals, f"p{seed}-", 0),
+        probes(fingerprinter, copies, f"c{seed}-", 0),
         jaccards,
     )
 
@@ -347,6 +358,12 @@ def main() -> None:
         "--read-url",
         default="",
         help="bands: a replica of --redis-url that the worker reads on (DEDUP_REDIS_READ_URL)",
+    )
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="go on from the index a run with the same arguments left in --redis-url (a "
+        "Redis that kept it: a snapshot across restarts), rather than wipe it",
     )
     args = parser.parse_args()
     for kind in args.kinds.split(","):

@@ -94,6 +94,17 @@ def test_bench_growth(redis_url: str) -> None:
     assert len(rows) == 3  # each kind reached its second checkpoint
 
 
+def test_bench_growth_goes_on_from_a_kept_fill(redis_url: str) -> None:
+    url = redis_url.rsplit("/", 1)[0] + "/10"
+    args = ("--kinds", "template", "--layout", "bands:16x4", "--measure", "100")
+    run("bench_growth", *args, "--sizes", "500", "--redis-url", url)
+    out = run("bench_growth", *args, "--sizes", "500,1000", "--redis-url", url, "--keep")
+    assert "template: layout bands, 16 of 4 bins, 700 kept" in out  # (500 and 2 x 100)
+    rows = re.findall(r"^ +([\d,]+) \| +[\d,]+ \|", out, re.MULTILINE)
+    assert rows == ["1,000"]  # (the kept checkpoint not measured again)
+    assert "planted copies found, by exact Jaccard" in out
+
+
 def test_bench_expiry(redis_url: str) -> None:
     url = redis_url.rsplit("/", 1)[0] + "/9"
     args = ("--fill", "2000", "--measure", "300", "--redis-url", url)
