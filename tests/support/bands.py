@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import random
 import struct
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from worker.index.base import IndexOptions
 from worker.index.redis import RedisBandIndex
-from worker.index.redis.band_reads import HEAD
+from worker.index.redis.band_guesses import Batch
+from worker.index.redis.band_reads import HEAD, BandReads
 from worker.index.redis.client import Client
 from worker.layout.bands import Bands
 from worker.model import Probe, Verdict
@@ -77,3 +79,16 @@ async def log(client: Client, target: RedisBandIndex) -> list[tuple[bool, int]]:
         (e[HEAD - 1 : HEAD] == b"1", struct.unpack(">H", e[HEAD : HEAD + 2])[0])
         for e in reversed(entries)
     ]
+
+
+def before_the_call(target: RedisBandIndex, between: Callable[[], Awaitable[Any]]) -> None:
+    """Run `between` after the worker of `target` has read its next batch, before its calls
+    (`between` must not use `target`, which holds its turn meanwhile)."""
+    read = BandReads.read.__get__(target._reads)
+
+    async def read_then(probes: Any) -> Batch:
+        batch: Batch = await read(probes)
+        await between()
+        return batch
+
+    target._reads.read = read_then  # type: ignore[method-assign]

@@ -76,14 +76,18 @@ class Bands:
             for b in range(self.bands)
         ]
 
-    def ranked(self, buckets: Iterable[Sequence[int]]) -> list[int]:
+    def ranked(self, buckets: Iterable[Sequence[int]], lowest: int = 0) -> list[int]:
         """The candidates to compare, from the buckets of an article's bands (each the
         numbers of the articles posted there, in the order posted): the `newest` of each,
         those sharing the most bands first (between equals, the newest: the largest number),
-        `compared` at most."""
+        `compared` at most; numbers below `lowest` passed over (no one's: postings the
+        expiry sweep left)."""
         shared = Counter(chain.from_iterable(bucket[-self.newest :] for bucket in buckets))
         # (one integer per number, its count above it: sorted in C)
-        best = sorted([count << _NUMBER_BITS | seq for seq, count in shared.items()], reverse=True)
+        best = sorted(
+            [count << _NUMBER_BITS | seq for seq, count in shared.items() if seq >= lowest],
+            reverse=True,
+        )
         return [key & _NUMBER_MASK for key in best[: self.compared]]
 
     def read_of(self, buckets: Sequence[Sequence[int]]) -> tuple[int, int]:

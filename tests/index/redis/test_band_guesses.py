@@ -7,36 +7,21 @@ from __future__ import annotations
 import asyncio
 import random
 import re
-from collections.abc import Awaitable, Callable
 from importlib import resources
-from typing import Any
 
 import redis.asyncio as aioredis
 
-from tests.support.bands import index, log, stream, summary, unguessed
+from tests.support.bands import before_the_call, index, log, stream, summary, unguessed
 from tests.support.factories import probe
 from tests.support.records import age, in_second
 from worker.index.base import IndexOptions
 from worker.index.redis import RedisBandIndex
-from worker.index.redis.band_guesses import OWN, SPILL, Batch
+from worker.index.redis.band_guesses import OWN, SPILL
 from worker.index.redis.band_layout import BandLayout
-from worker.index.redis.band_reads import HEAD, BandReads
+from worker.index.redis.band_reads import HEAD
 from worker.index.redis.format import pack_number
 from worker.layout.bands import Bands
 from worker.model import Kind, Probe, Verdict
-
-
-def before_the_call(target: RedisBandIndex, between: Callable[[], Awaitable[Any]]) -> None:
-    """Run `between` after the worker of `target` has read its next batch, before its calls
-    (`between` must not use `target`, which holds its turn meanwhile)."""
-    read = BandReads.read.__get__(target._reads)
-
-    async def read_then(probes: Any) -> Batch:
-        batch: Batch = await read(probes)
-        await between()
-        return batch
-
-    target._reads.read = read_then  # type: ignore[method-assign]
 
 
 async def test_one_workers_guesses_are_the_scripts_verdicts(redis_client: aioredis.Redis) -> None:

@@ -45,7 +45,7 @@ async def by_number(
 
 
 async def front(client: aioredis.Redis, index: NamespaceIndex) -> int:
-    return int(await client.get(index.keys.front) or 0)
+    return int(await client.hget(index.keys.meta, "front") or 0)
 
 
 @pytest.mark.parametrize("kind", ["tables", "bands"])

@@ -122,7 +122,7 @@ async def test_bucket_entries_are_fingerprint_sequence_and_time(
 
 async def assert_only_bookkeeping_left(client: aioredis.Redis, namespace: str) -> None:
     """The layout, the sequence counter and the recent-inserts ring, every slot zeroed but for
-    its sequence number, the expiry sweep's front, the records of the last calls (sequence
+    its sequence number, the expiry sweep's front and walk, the records of the last calls (sequence
     numbers only, kept for seconds) and the chains' last numbers (kept a day): no trace of
     any article."""
     keys = NamespaceKeys(namespace)
@@ -133,9 +133,11 @@ async def assert_only_bookkeeping_left(client: aioredis.Redis, namespace: str) -
     assert all([(await client.get(k) or b"").isdigit() for k in chains])
     records += chains
     left = sorted(k.decode() for k in await client.keys("*") if k not in records)
-    if keys.front in left:  # (the expiry sweep's: a number)
-        assert int(await client.get(keys.front) or 0) <= int(await client.get(keys.seq) or 0) + 1
-        left.remove(keys.front)
+    front = await client.hget(keys.meta, "front")  # (the expiry sweep's: a number)
+    assert int(front or 0) <= int(await client.get(keys.seq) or 0) + 1
+    if keys.walk in left:  # (the sweep's walk over band groups: where it is, what it owes)
+        assert set(await client.hkeys(keys.walk)) == {b"at", b"owed"}
+        left.remove(keys.walk)
     assert left == [keys.meta, keys.recent, keys.seq]
     ring = np.frombuffer(await client.get(NamespaceKeys(namespace).recent), dtype=ENTRY)
     assert len(ring)

@@ -83,6 +83,7 @@ class Batch:
     since: int  # the index's count of calls (lua/guesses.lua)
     head: bytes  # the head of its log of calls: call `since`'s entry
     counter: int  # the sequence counter
+    front: int  # the expiry sweep's: postings of lower numbers are no one's (lua/expire.lua)
     cutoff_s: int | None  # first-seen seconds before this have expired (Redis's clock)
     buckets: dict[tuple[bytes, bytes], BucketState]
     docs: dict[str, bytes]  # the records read: the batch's ids, exact originals, candidates
@@ -97,11 +98,13 @@ class Batch:
     owners: dict[int, Known | None] = field(default_factory=dict)
 
 
-def top_compared(states: Sequence[BucketState], bands: Bands) -> tuple[list[int], int, int]:
-    """The numbers a search over buckets `states` compares (Bands.ranked), the postings read,
-    and the buckets read in part."""
+def top_compared(
+    states: Sequence[BucketState], bands: Bands, front: int
+) -> tuple[list[int], int, int]:
+    """The numbers a search over buckets `states` compares (Bands.ranked, those below the
+    sweep's `front` passed over), the postings read, and the buckets read in part."""
     buckets = [state.found for state in states]
-    return bands.ranked(buckets), *bands.read_of(buckets)
+    return bands.ranked(buckets, lowest=front), *bands.read_of(buckets)
 
 
 class _Stop(Exception):
@@ -160,7 +163,7 @@ class Guesser:
         mine = int.from_bytes(sketch)
         buckets = batch.where.get(sketch) or self.layout.buckets(sketch)
         states = [batch.buckets[b] for b in buckets]
-        seqs, read, hot = top_compared(states, self.layout.bands)
+        seqs, read, hot = top_compared(states, self.layout.bands, batch.front)
         best: tuple[tuple[int, int, int], Known] | None = None
         oldest = NO_ALIVE
         for number in seqs:

@@ -55,7 +55,7 @@ class BandReads:
         numbers: list[int] = []
         for each in where.values():
             states = [batch.buckets[b] for b in each]
-            numbers += top_compared(states, self.layout.bands)[0]
+            numbers += top_compared(states, self.layout.bands, batch.front)[0]
         wanted = list(dict.fromkeys(numbers))
         self.known.seen_counter(batch.counter)
         batch.owners.update(self.known.found(wanted))
@@ -82,7 +82,7 @@ class BandReads:
             ("HMGET", self.keys.docs, *ids),
             *[("MGET", *groups[i : i + MGET_KEYS]) for i in range(0, len(groups), MGET_KEYS)],
         ]
-        (since, head, now_s, counter, *firsts), records, *blobs = await self._round(commands)
+        (since, head, now_s, counter, front, *firsts), records, *blobs = await self._round(commands)
         exact = {c: v.decode() for c, v in zip(contents, firsts, strict=True) if v}
         held = dict(zip(groups, [blob for reply in blobs for blob in reply], strict=True))
         states = {}
@@ -90,7 +90,7 @@ class BandReads:
             found, marked = self.layout.read(held.get(bucket[0]) or b"", bucket[1])
             states[bucket] = BucketState(found, marked, len(found))
         docs = {i: v for i, v in zip(ids, records, strict=True) if v is not None}
-        batch = Batch(int(since), head, int(counter), None, states, docs, exact, {})
+        batch = Batch(int(since), head, int(counter), int(front), None, states, docs, exact, {})
         return batch, int(now_s)
 
     async def _second(self, batch: Batch) -> None:

@@ -48,7 +48,8 @@ class NamespaceKeys:
 
     @property
     def meta(self) -> str:
-        """HASH: the layout this index was built with."""
+        """HASH: the layout this index was built with, its epoch, and the expiry sweep's
+        front: the lowest number not yet known to be live (lua/expire.lua)."""
         return self.prefix + "meta"
 
     @property
@@ -93,9 +94,10 @@ class NamespaceKeys:
         return self.prefix + "sweep"
 
     @property
-    def front(self) -> str:
-        """The expiry sweep's front: the lowest number not yet known to be live (lua/expire.lua)."""
-        return self.prefix + "front"
+    def walk(self) -> str:
+        """The expiry sweep's walk over the band groups, cutting what expired articles left
+        there (a HASH: where it is, the groups it owes; lua/compact.lua)."""
+        return self.prefix + "walk"
 
     @property
     def buckets(self) -> str:

@@ -112,6 +112,7 @@ class NamespaceIndex:
             raise translate(exc) from exc
         stored = {k.decode(): v.decode() for k, v in stored_raw.items()}
         epoch = stored.pop("epoch")
+        stored.pop("front", None)  # (the expiry sweep's, kept where every search reads it)
         if self.fingerprint_spec is None:
             stored.pop("fingerprints", None)
         if stored.get("format") != wanted["format"]:

@@ -42,6 +42,7 @@ FRAME = "frame.lua"
 PARTS = {
     Script.CHECK_AND_INSERT: (FRAME, "ring.lua", "groups.lua", "lines.lua", "tables.lua"),
     Script.CHECK_BANDS: (FRAME, "groups.lua", "lines.lua", "guesses.lua"),
+    Script.EXPIRE: ("compact.lua",),
 }
 # Articles per check-and-insert call: enough to share the call's set-up (and for a batch's
 # articles to be compared with each other here rather than in the script: the worker's
@@ -128,10 +129,13 @@ def forget_call(
 # The records the expiry sweep's pass looks at in a step (expire.lua): the pass reclaims what
 # the front cannot reach, records without a number, so it may be slow.
 PASS_RECORDS = 1000
+# The most bytes of band postings a step's walk reads to cut what expired articles left
+# (compact.lua): about as long as a step's removals hold Redis.
+WALK_BYTES = 1 << 19
 
 
 def expire_call(keys: NamespaceKeys, epoch: str, retention_s: int, limit: int) -> list[Any]:
     return with_keys(
-        [*keys.shared, keys.sweep, keys.front, keys.seq],
-        [keys.buckets, retention_s, limit, epoch, PASS_RECORDS],
+        [*keys.shared, keys.sweep, keys.seq, keys.walk],
+        [keys.buckets, retention_s, limit, epoch, PASS_RECORDS, WALK_BYTES],
     )

@@ -23,7 +23,8 @@
 --
 -- A short line is found by its line buckets and judged by its units (line_rule); any other
 -- article with a sketch by its band buckets, the `compared` postings sharing the most bands
--- with it (between equals, the newest), judged by their sketches. A near-duplicate is posted
+-- with it (between equals, the newest; numbers below the expiry sweep's front passed over),
+-- judged by their sketches. A near-duplicate is posted
 -- only under the bands it does not share with its match, and is its match's dependent
 -- (removal.lua, unpost_bands). An expired article met among those compared is taken out of
 -- its buckets there and then (its dependents posted), and the search runs again.
@@ -66,11 +67,12 @@ end
 local function search_bands(art)
   art.buckets = band_keys_of(shape, art.sketch, prefix)
   local read = read_postings(art, art.buckets, newest)
-  local shared, seqs = {}, {}
+  local shared, seqs, front = {}, {}, shape.front
   for _, list in ipairs(read) do
     for _, seq in ipairs(list) do
       if shared[seq] then shared[seq] = shared[seq] + 1
-      else shared[seq], seqs[#seqs + 1] = 1, seq end
+      elseif seq >= front then shared[seq], seqs[#seqs + 1] = 1, seq
+      else shared[seq] = 0 end  -- (below the sweep's front: no one's, left for its walk)
     end
   end
   if #seqs > compared then  -- (else each is compared: their order does not matter)

@@ -62,14 +62,17 @@ local function split_of(groups)
   return {span = 2 ^ (32 - groups), from = 5 - math.ceil((32 - groups) / 8)}
 end
 
--- The band layout in `meta`: {bands =, rows =, split = split_of(groups)}, and the stored
--- spec; for tables nil, the spec and the groups of their short lines' buckets.
+-- The band layout in `meta`: {bands =, rows =, split = split_of(groups), groups =, front =
+-- the expiry sweep's front (expire.lua) as NUMBER bytes: postings of lower numbers are no
+-- one's}, and the stored spec; for tables nil, the spec and the groups of their short
+-- lines' buckets.
 local function layout_of(meta)
-  local stored = redis.call('HMGET', meta, 'tables', 'groups')
+  local stored = redis.call('HMGET', meta, 'tables', 'groups', 'front')
   local bands, rows = string.match(stored[1] or '', '^bands:(%d+)x(%d+)$')
   if not bands then return nil, stored[1], tonumber(stored[2]) end
-  return {bands = tonumber(bands), rows = tonumber(rows), split = split_of(tonumber(stored[2]))},
-         stored[1]
+  local groups = tonumber(stored[2])
+  return {bands = tonumber(bands), rows = tonumber(rows), split = split_of(groups),
+          groups = groups, front = pack_number(tonumber(stored[3] or '1'))}, stored[1]
 end
 
 -- The key prefix of band `b`'s groups of kind `letter`, made once per call.

@@ -4,8 +4,8 @@
 --   'state'  KEYS: docs, exact, ids, meta, recent, then the count of calls, the log of
 --            calls and the sequence counter (lua/guesses.lua); ARGV[2..]: content hashes.
 --            Reply: {calls, the log's head (HEAD bytes), Redis's clock (unix s), the
---            counter, then the id of the first article with each content hash ("" for
---            none)}
+--            counter, the expiry sweep's front (expire.lua), then the id of the first
+--            article with each content hash ("" for none)}
 --   'tails'  KEYS: buckets' own strings; ARGV[2]: bytes. Reply: each one's last bytes
 --   'owners' KEYS: docs, exact, ids, meta, recent; ARGV[2..]: sequence numbers (NUMBER
 --            bytes). Reply: each number's id ("" for none)
@@ -15,7 +15,8 @@ local read = ARGV[1]
 if read == 'state' then
   local head = redis.call('LINDEX', KEYS[7], 0) or ''
   local out = {redis.call('GET', KEYS[6]) or '0', string.sub(head, 1, HEAD),
-               redis.call('TIME')[1], redis.call('GET', KEYS[8]) or '0'}
+               redis.call('TIME')[1], redis.call('GET', KEYS[8]) or '0',
+               redis.call('HGET', KEYS[4], 'front') or '1'}
   -- (no layout record yet: nothing was indexed)
   local indexed = redis.call('HEXISTS', KEYS[4], 'exact_groups') == 1
   for i = 2, #ARGV do

@@ -65,17 +65,19 @@ local function unpost_line(prefix, split, seq)
   return true
 end
 
--- A band article's postings out of its buckets. Its dependents move to `successor` (the same
--- article under a new number, posted under every band), or else are posted under the bands
--- they skipped: those they share with it. (A dependent taken out since, or renewed, no longer
--- holds its number in the ids hash and its record: it is passed over.) `K`: as in unindex;
--- `shape`: layout_of's.
-local function unpost_bands(K, prefix, shape, record, seq, successor)
+-- A band article's postings out of its buckets, unless the expiry sweep's front takes it
+-- out (`left`): then they stay until the sweep's walk cuts them (compact.lua), and searches
+-- pass over them, as numbers below the front. Either way its buckets go to the log of calls.
+-- Its dependents move to `successor` (the same article under a new number, posted under
+-- every band), or else are posted under the bands they skipped: those they share with it.
+-- (A dependent taken out since, or renewed, no longer holds its number in the ids hash and
+-- its record: it is passed over.) `K`: as in unindex; `shape`: layout_of's.
+local function unpost_bands(K, prefix, shape, record, seq, successor, left)
   if unpost_line(prefix, shape.split, seq) then return end
   if not rec_has_fingerprint(record) then return end
   local mine = band_keys_of(shape, rec_sketch(record), prefix)
   for b, bucket in ipairs(mine) do
-    remove_posting(bucket, seq)
+    if not left then remove_posting(bucket, seq) end
     touched[#touched + 1] = bucket_id(bucket, b - 1)
   end
   local key = dependents_key(prefix, seq)
@@ -105,14 +107,15 @@ end
 -- (its record and its exact text stay). `K`: the scripts' KEYS, which start with docs,
 -- exact, ids, meta, recent. With `cutoff_s` (it has expired), every older entry of its
 -- table buckets goes with it (band buckets keep theirs: each may have dependents to post).
--- `successor`: the article's new number, when it is renewed (bands).
-local function unindex(K, prefix, record, cutoff_s, successor)
+-- `successor`: the article's new number, when it is renewed (bands); `left`: the sweep's
+-- front takes it out, and leaves its band postings (unpost_bands).
+local function unindex(K, prefix, record, cutoff_s, successor, left)
   local meta, recent = K[4], K[5]
   local seq = rec_seq(record)
   if seq == NO_NUMBER then return end
   local shape, spec, groups = layout_of(meta)
   if shape then
-    unpost_bands(K, prefix, shape, record, seq, successor)
+    unpost_bands(K, prefix, shape, record, seq, successor, left)
     redis.call('HDEL', ids_key(K, seq), seq)
     return
   end
@@ -134,10 +137,11 @@ local function unindex(K, prefix, record, cutoff_s, successor)
   redis.call('HDEL', ids_key(K, seq), seq)
 end
 
--- Remove article `id` (whose record is `record`) from every structure of the index.
-local function remove_article(K, prefix, id, record, cutoff_s)
+-- Remove article `id` (whose record is `record`) from every structure of the index (`left`:
+-- as unindex's).
+local function remove_article(K, prefix, id, record, cutoff_s, left)
   local docs = K[1]
-  unindex(K, prefix, record, cutoff_s)
+  unindex(K, prefix, record, cutoff_s, nil, left)
   local content = rec_content(record)
   local first = exact_key(K, content)
   if redis.call('HGET', first, content) == id then redis.call('HDEL', first, content) end
