@@ -21,7 +21,7 @@ from worker import wiring
 from worker.index.redis import RedisBandIndex
 from worker.index.redis.band_reads import HEAD
 from worker.index.redis.client import Client, connect
-from worker.index.redis.format import RECORD
+from worker.index.redis.format import NUMBER_BYTES, RECORD
 from worker.model import Probe
 from worker.settings import Settings
 from worker.stream import expiry
@@ -55,6 +55,24 @@ async def kept(client: Client, index: RedisBandIndex, after: int) -> tuple[int, 
         if struct.unpack(">Q", e[:8])[0] > after and e[8:9] != ANONYMOUS
     ]
     return sum(e[HEAD - 1 : HEAD] == b"1" for e in mine), len(mine)
+
+
+async def left_for_the_walk(client: Client, index: RedisBandIndex) -> tuple[int, int]:
+    """Of the band postings in the index's group strings and buckets' own strings, those
+    numbered below the expiry sweep's front (lua/compact.lua cuts them), and all of them."""
+    front = int(await client.hget(index.keys.meta, "front") or 1)
+    bits = int(await client.hget(index.keys.meta, "groups") or 0)
+    width = -(-(32 - bits) // 8)
+    size = width + NUMBER_BYTES
+    left = postings = 0
+    async for key in client.scan_iter(match=index.keys.buckets.encode() + b"b*", count=1000):
+        blob = await client.get(key) or b""
+        for at in range(width, len(blob), size):
+            number = int.from_bytes(blob[at : at + NUMBER_BYTES])
+            if number:  # (0: a marker, not a posting)
+                postings += 1
+                left += number < front
+    return left, postings
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -124,6 +142,11 @@ async def run(args: argparse.Namespace) -> None:
         )
     done.set()
     await ticking
+    left, postings = await left_for_the_walk(client, index)
+    print(
+        f"  band postings below the front, left for the walk: {left:,} of {postings:,}"
+        f" ({left / max(postings - left, 1):.0%} of the live ones)"
+    )
     for target in (index, sweeper, timed):
         await target.close()
     await client.aclose()

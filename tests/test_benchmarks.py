@@ -113,6 +113,7 @@ def test_bench_expiry(redis_url: str) -> None:
     assert "us per removal" in out
     rows = re.findall(r"^ +[12] \| +[\d,]+ \| +[\d,]+ \| +[\d,]+ \| \d+ of \d+$", out, re.M)
     assert len(rows) == 2
+    assert re.search(r"left for the walk: [\d,]+ of [\d,]+ \(\d+% of the live ones\)", out)
 
 
 def test_redis_bytes_tells_where_a_band_index_s_bytes_go(redis_url: str) -> None:
