@@ -13,6 +13,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
 
+import pytest
 import redis
 
 from benchmarks import cpu_quota
@@ -191,10 +192,14 @@ def test_bench_stages(redis_url: str) -> None:
     assert re.search(r"read and its calls: 0 [0-9.]+ us, 50 [0-9.]+ us, .* 400 [0-9.]+ us", out)
 
 
-def test_bench_cluster(redis_url: str) -> None:
+@pytest.mark.parametrize("layout", ["auto", "bands:16x4"])
+def test_bench_cluster(redis_url: str, layout: str) -> None:
     url = redis_url.rsplit("/", 1)[0] + "/11"
-    out = run("bench_cluster", "--copies", "300", "--every", "1", "--redis-url", url)
+    args = ("--copies", "300", "--every", "1", "--layout", layout)
+    out = run("bench_cluster", *args, "--redis-url", url)
     assert re.search(r"300 copies: batch +\d+ ms, script calls +\d+, longest +[0-9.]+ ms", out)
+    assert re.search(r"300 fresh: batch .*, Redis CPU +\d+ us per article", out)
+    assert re.search(r"a copy \d+ us, a fresh article \d+ us \([0-9.]+x\)", out)
 
 
 def test_bench_send(kafka_bootstrap: str) -> None:
