@@ -8,10 +8,11 @@ import asyncio
 import random
 import re
 from importlib import resources
+from typing import Any
 
 import redis.asyncio as aioredis
 
-from tests.support.bands import before_the_call, index, log, stream, summary, unguessed
+from tests.support.bands import WORDS, before_the_call, index, log, stream, summary, unguessed
 from tests.support.factories import probe
 from tests.support.records import age, in_second
 from worker.index.base import IndexOptions
@@ -22,6 +23,7 @@ from worker.index.redis.band_reads import HEAD
 from worker.index.redis.format import pack_number
 from worker.layout.bands import Bands
 from worker.model import Kind, Probe, Verdict
+from worker.text.fingerprint import Fingerprinter
 
 
 async def test_one_workers_guesses_are_the_scripts_verdicts(redis_client: aioredis.Redis) -> None:
@@ -281,3 +283,42 @@ async def test_by_default_the_worker_guesses_once_the_searches_read_many_posting
     await auto.check_and_insert(alike[:300])
     await auto.check_and_insert(alike[300:])
     assert [kept for kept, _ in await log(redis_client, auto)][-3:] == [True] * 3
+
+
+async def test_copies_of_one_story_are_guessed_to_the_end_of_their_batch(
+    redis_client: aioredis.Redis,
+) -> None:
+    """Each copy a batch posts moves other articles into the newest postings its later copies
+    read: the worker reads those owners too and guesses on, rather than leave the rest of the
+    batch to the script."""
+    rng = random.Random(16)
+    words = [rng.choice(WORDS[:300]) for _ in range(500)]  # (a story's words recur)
+    texts = []
+    for _ in range(1000):
+        copy = list(words)
+        for at in rng.sample(range(len(copy)), rng.randint(0, 50)):
+            copy[at] = rng.choice(words)
+        texts.append(" ".join(copy))
+    found = Fingerprinter().many(texts)
+    copies = [Probe(f"c{n}", f.content_hash, f.search, f.sketch) for n, f in enumerate(found)]
+    plain, guessing = unguessed(redis_client, "plain"), index(redis_client, "copies")
+    sent: list[bytes] = []
+    calls = guessing._band_calls.calls
+
+    def spied(*args: Any, **kwargs: Any) -> list[list[Any]]:
+        sent.extend(args[3] if len(args) > 3 else kwargs.get("guesses") or [])
+        return calls(*args, **kwargs)
+
+    guessing._band_calls.calls = spied  # type: ignore[method-assign]
+    expected: list[Verdict] = []
+    got: list[Verdict] = []
+    for start in range(0, len(copies), 100):
+        expected += await plain.check_and_insert(copies[start : start + 100])
+        got += await guessing.check_and_insert(copies[start : start + 100])
+    assert summary(got) == summary(expected)
+    assert sum(v.kind is Kind.NEAR for v in got) > 800
+    # (every article guessed, and each went the way guessed)
+    assert len(sent) == len(copies)
+    assert b"" not in sent
+    assert all(went == 0 for _, went in await log(redis_client, guessing))
+    assert all(kept for kept, _ in await log(redis_client, guessing))

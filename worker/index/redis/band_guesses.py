@@ -108,8 +108,27 @@ def top_compared(
 
 
 class _Stop(Exception):
-    """The guesses go no further: what comes next needs what was not read, or what only the
-    script may do."""
+    """The guesses go no further: what comes next needs what was not read (`missing`: the
+    owners of those numbers, which a further read gives), or what only the script may do."""
+
+    def __init__(self, missing: Sequence[int] = ()) -> None:
+        super().__init__()
+        self.missing = list(missing)
+
+
+@dataclass
+class Guesses:
+    """A batch's guesses so far, in check_bands.lua's form, and where they stopped."""
+
+    counter: int  # the numbers given out so far, as guessed
+    made: list[bytes] = field(default_factory=list)
+    # The owners the next article's search needs and were not read (none: the guesses ended,
+    # or went to the end).
+    missing: list[int] = field(default_factory=list)
+
+    def of(self, probes: Sequence[Probe]) -> list[bytes]:
+        """Each probe's guess; b"" from the first that was not guessed."""
+        return self.made + [b""] * (len(probes) - len(self.made))
 
 
 class Guesser:
@@ -117,19 +136,22 @@ class Guesser:
         self.layout = layout
         self.duplicate_bins = duplicate_bins
 
-    def guess(self, probes: Sequence[Probe], batch: Batch) -> list[bytes]:
-        """Each probe's guess in check_bands.lua's form; b"" from the first that cannot be
-        guessed on."""
-        out: list[bytes] = []
-        counter = batch.counter
-        for probe in probes:
+    def guess(
+        self, probes: Sequence[Probe], batch: Batch, so_far: Guesses | None = None
+    ) -> Guesses:
+        """The probes' guesses, from where `so_far` stopped (once the owners it missed are in
+        `batch`) or from the first."""
+        done = so_far or Guesses(batch.counter)
+        done.missing = []
+        for probe in probes[len(done.made) :]:
             try:
-                guess, takes = self._one(probe, batch, counter + 1)
-            except _Stop:
+                guess, takes = self._one(probe, batch, done.counter + 1)
+            except _Stop as stop:
+                done.missing = stop.missing
                 break
-            out.append(guess)
-            counter += takes
-        return out + [b""] * (len(probes) - len(out))
+            done.made.append(guess)
+            done.counter += takes
+        return done
 
     def _one(self, probe: Probe, batch: Batch, seq: int) -> tuple[bytes, int]:
         held = batch.fresh.get(probe.id) or batch.docs.get(probe.id)
@@ -166,9 +188,11 @@ class Guesser:
         seqs, read, hot = top_compared(states, self.layout.bands, batch.front)
         best: tuple[tuple[int, int, int], Known] | None = None
         oldest = NO_ALIVE
+        unread = [n for n in seqs if n not in batch.owners and n not in batch.ids]
+        missing = [n for n in unread if n not in batch.known]
+        if missing:
+            raise _Stop(missing)
         for number in seqs:
-            if number not in batch.owners and number not in batch.ids and number not in batch.known:
-                raise _Stop  # (its owner was not read)
             known = batch.known.get(number) or owner_of(batch, number)
             if known is None:
                 continue

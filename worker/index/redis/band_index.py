@@ -33,6 +33,10 @@ from worker.model import SIMHASH_BITS, Kind, Probe, Verdict
 # than those reads: while the articles of late read this many postings each, on average
 # (template text, a large index). Below, the script searches about as cheaply.
 GUESS_FROM = 16
+# Reads of further owners a batch's guesses may take, after the first read (copies of one
+# story in a batch move others into the newest postings read: each round lets the guesses go
+# further, for a round trip of reads).
+OWNER_ROUNDS = 2
 # After the replica the reads go to fails (down, loading its data, cut off), the worker reads
 # on the primary this long before it tries the replica again: a replica never stops decisions.
 REPLICA_PAUSE_S = 10.0
@@ -129,12 +133,16 @@ class RedisBandIndex(NamespaceIndex):
         # (renewing moves a match to a new number: not guessed)
         wanted = self._postings >= GUESS_FROM if self.guesses is None else self.guesses
         guessing = wanted and not self.renew_on_match
-        batch = await self._read(probes) if guessing else None
-        guesses = self._guesser.guess(probes, batch) if batch is not None else None
+        guesses = await self._guess(probes) if guessing else None
+        batch = guesses[1] if guesses is not None else None
         replies = await self._run(
             Script.CHECK_BANDS,
             lambda epoch: self._band_calls.calls(
-                probes, epoch, lambda: guard.pack(None, claims), guesses, batch
+                probes,
+                epoch,
+                lambda: guard.pack(None, claims),
+                guesses[0] if guesses is not None else None,
+                batch,
             ),
         )
         verdicts = verdicts_of(self.rule, probes, replies)
@@ -166,11 +174,30 @@ class RedisBandIndex(NamespaceIndex):
     async def _reload(self) -> None:
         self._known.clear()  # (its numbers may be given out again)
 
-    async def _read(self, probes: Sequence[Probe]) -> Batch:
-        """What the batch's guesses need, read on the replica when there is one that works."""
+    async def _guess(self, probes: Sequence[Probe]) -> tuple[list[bytes], Batch]:
+        """The batch read and guessed. Where a search needs owners the read did not give (the
+        batch's own postings moved others into the newest read, as copies of one story do),
+        those are read too and the guesses go on, up to OWNER_ROUNDS times."""
+        reads, batch = await self._read(probes)
+        guesses = self._guesser.guess(probes, batch)
+        for _ in range(OWNER_ROUNDS):
+            if not guesses.missing:
+                break
+            try:
+                await reads.owners(batch, guesses.missing)
+            except IndexStoreError:
+                if reads is self._reads:
+                    raise
+                break  # (the replica failed since: the script searches the rest)
+            guesses = self._guesser.guess(probes, batch, guesses)
+        return guesses.of(probes), batch
+
+    async def _read(self, probes: Sequence[Probe]) -> tuple[BandReads, Batch]:
+        """What the batch's guesses need, read on the replica when there is one that works;
+        and the reads that gave it."""
         if self._replica_reads is not None and time.monotonic() >= self._replica_back:
             try:
-                return await self._replica_reads.read(probes)
+                return self._replica_reads, await self._replica_reads.read(probes)
             except IndexStoreError as exc:
                 self._replica_back = time.monotonic() + REPLICA_PAUSE_S
                 log.warning(
@@ -178,4 +205,4 @@ class RedisBandIndex(NamespaceIndex):
                     exc,
                     REPLICA_PAUSE_S,
                 )
-        return await self._reads.read(probes)
+        return self._reads, await self._reads.read(probes)

@@ -56,8 +56,16 @@ class BandReads:
         for each in where.values():
             states = [batch.buckets[b] for b in each]
             numbers += top_compared(states, self.layout.bands, batch.front)[0]
-        wanted = list(dict.fromkeys(numbers))
         self.known.seen_counter(batch.counter)
+        await self.owners(batch, numbers)
+        batch.cutoff_s = now_s - self.retention_s if self.retention_s else None
+        return batch
+
+    async def owners(self, batch: Batch, numbers: Sequence[int]) -> None:
+        """The articles under `numbers` into `batch`: from those read before, else read. (What
+        a number's article is does not change while it is indexed, so they may be read after
+        the buckets: guesses.lua checks the guesses against what changed since.)"""
+        wanted = list(dict.fromkeys(numbers))
         batch.owners.update(self.known.found(wanted))
         unread = [n for n in wanted if n not in batch.owners]
         await self._owners(batch, unread)
@@ -65,8 +73,6 @@ class BandReads:
             known = owner_of(batch, number)
             if known is not None:
                 self.known.keep(known)
-        batch.cutoff_s = now_s - self.retention_s if self.retention_s else None
-        return batch
 
     async def _first(
         self, probes: Sequence[Probe], buckets: list[tuple[bytes, bytes]]
