@@ -92,3 +92,15 @@ def before_the_call(target: RedisBandIndex, between: Callable[[], Awaitable[Any]
         return batch
 
     target._reads.read = read_then  # type: ignore[method-assign]
+
+
+async def both_decide(
+    plain: RedisBandIndex, other: RedisBandIndex, probes: list[Probe], size: int
+) -> tuple[list[Verdict], list[Verdict]]:
+    """The verdicts of `plain` and of `other`, each deciding `probes` `size` at a time."""
+    expected: list[Verdict] = []
+    got: list[Verdict] = []
+    for start in range(0, len(probes), size):
+        expected += await plain.check_and_insert(probes[start : start + size])
+        got += await other.check_and_insert(probes[start : start + size])
+    return expected, got

@@ -12,7 +12,16 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from tests.support.bands import WORDS, before_the_call, index, log, stream, summary, unguessed
+from tests.support.bands import (
+    WORDS,
+    before_the_call,
+    both_decide,
+    index,
+    log,
+    stream,
+    summary,
+    unguessed,
+)
 from tests.support.factories import probe
 from tests.support.records import age, in_second
 from worker.index.base import IndexOptions
@@ -29,11 +38,7 @@ from worker.text.fingerprint import Fingerprinter
 async def test_one_workers_guesses_are_the_scripts_verdicts(redis_client: aioredis.Redis) -> None:
     probes = stream(1500, 1)
     plain, guessing = unguessed(redis_client, "plain"), index(redis_client, "guessing")
-    expected: list[Verdict] = []
-    got: list[Verdict] = []
-    for start in range(0, len(probes), 500):
-        expected += await plain.check_and_insert(probes[start : start + 500])
-        got += await guessing.check_and_insert(probes[start : start + 500])
+    expected, got = await both_decide(plain, guessing, probes, 500)
     assert summary(got) == summary(expected)
     kinds = {v.kind for v in expected}
     assert {Kind.UNIQUE, Kind.EXACT, Kind.NEAR} <= kinds
@@ -310,11 +315,7 @@ async def test_copies_of_one_story_are_guessed_to_the_end_of_their_batch(
         return calls(*args, **kwargs)
 
     guessing._band_calls.calls = spied  # type: ignore[method-assign]
-    expected: list[Verdict] = []
-    got: list[Verdict] = []
-    for start in range(0, len(copies), 100):
-        expected += await plain.check_and_insert(copies[start : start + 100])
-        got += await guessing.check_and_insert(copies[start : start + 100])
+    expected, got = await both_decide(plain, guessing, copies, 100)
     assert summary(got) == summary(expected)
     assert sum(v.kind is Kind.NEAR for v in got) > 800
     # (every article guessed, and each went the way guessed)
