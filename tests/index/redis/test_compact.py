@@ -20,14 +20,26 @@ from worker.layout.bands import Bands
 from worker.model import Kind, Probe
 
 DAY = 86_400
-COMPACT_PACE = 4  # (lua/compact.lua)
+COMPACT_PACE, VISIT_BYTES = 4, 256  # (lua/compact.lua)
 
 
-def expiring(client: aioredis.Redis, namespace: str, guesses: bool = False) -> RedisBandIndex:
+def expiring(
+    client: aioredis.Redis, namespace: str, guesses: bool = False, expected_docs: int = 100_000
+) -> RedisBandIndex:
     options = IndexOptions(retention_s=DAY)
     return RedisBandIndex(
-        client, namespace, Bands(), options, expected_docs=100_000, guesses=guesses
+        client, namespace, Bands(), options, expected_docs=expected_docs, guesses=guesses
     )
+
+
+async def walked_to_the_end(client: aioredis.Redis, target: RedisBandIndex) -> None:
+    """Steps of the sweep until its walk owes nothing (a step visits a bounded number of
+    groups)."""
+    for _ in range(1000):
+        await target.expire(10_000)
+        if float(await client.hget(target.keys.walk, "owed") or 0) < 1:
+            return
+    raise AssertionError("the walk still owes groups after 1,000 steps")
 
 
 async def postings(client: aioredis.Redis, target: RedisBandIndex) -> dict[bytes, list[int]]:
@@ -92,10 +104,7 @@ async def test_the_walk_cuts_what_expired_articles_left_and_keeps_the_rest_in_pl
     assert verdict.duplicate_of not in {ids[n] for n in dead}
 
     monkeypatch.setattr(scripts, "WALK_BYTES", 1 << 19)
-    for _ in range(100):
-        await target.expire(100)
-        if float(await redis_client.hget(target.keys.walk, "owed") or 0) < 1:
-            break
+    await walked_to_the_end(redis_client, target)
     after = await postings(redis_client, target)
     assert sum(n in dead for p in after.values() for n in p) == 0
     for key, was in before.items():
@@ -107,7 +116,7 @@ async def test_the_walk_cuts_what_expired_articles_left_and_keeps_the_rest_in_pl
 
 async def test_the_walk_goes_as_far_as_the_removals_owe(redis_client: aioredis.Redis) -> None:
     """Each removal owes COMPACT_PACE / (the records held) of a round of the groups."""
-    target = expiring(redis_client, "paced")
+    target = expiring(redis_client, "paced", expected_docs=1000)  # (a step walks what's owed)
     probes = stream(1000, 13)
     await target.check_and_insert(probes)
     held = await numbered(redis_client, target, probes)
@@ -152,8 +161,7 @@ async def test_a_walk_after_the_read_has_its_buckets_searched_by_the_script(
     calls_before = len(await log(redis_client, guessing))
 
     async def walk() -> None:
-        await walker.expire(10_000)
-        assert float(await redis_client.hget(walker.keys.walk, "owed") or 0) < 1
+        await walked_to_the_end(redis_client, walker)
 
     before_the_call(guessing, walk)
     got += await guessing.check_and_insert(probes[600:])
@@ -240,8 +248,7 @@ async def test_the_walk_logs_the_crowded_buckets_it_cut(
     logged_before = await redis_client.llen(target.keys.posts)
 
     monkeypatch.setattr(scripts, "WALK_BYTES", 1 << 19)
-    await target.expire(100)
-    assert float(await redis_client.hget(target.keys.walk, "owed") or 0) < 1
+    await walked_to_the_end(redis_client, target)
     entries = await redis_client.lrange(
         target.keys.posts, 0, await redis_client.llen(target.keys.posts) - logged_before - 1
     )
@@ -249,3 +256,20 @@ async def test_the_walk_logs_the_crowded_buckets_it_cut(
     logged = {e[at : at + size] for e in entries for at in range(HEAD + 2, len(e), size)}
     # (a marked bucket's postings left in its group are read with its own: logged too)
     assert cut <= logged <= own
+
+
+async def test_a_step_visits_a_bounded_number_of_groups_even_when_they_are_empty(
+    redis_client: aioredis.Redis,
+) -> None:
+    """An index far below the size its groups were made for owes its walk many empty groups:
+    each visit counts against the step's bytes, so no step holds Redis long."""
+    options = IndexOptions(retention_s=DAY)
+    target = RedisBandIndex(redis_client, "sparse", Bands(), options, expected_docs=1_000_000)
+    probes = stream(200, 17)
+    await target.check_and_insert(probes)
+    ids = list(dict.fromkeys(p.id for p in probes))
+    await age(redis_client, target.keys, ids)
+    assert await target.expire(1000) > 100
+    walk = await redis_client.hgetall(target.keys.walk)
+    assert float(walk[b"owed"]) > 1000  # (more than one step walks)
+    assert 0 < int(walk[b"at"]) <= scripts.WALK_BYTES // VISIT_BYTES

@@ -12,6 +12,10 @@
 -- number below the front is no article's (the front stops at the first live article), so
 -- telling a dead posting costs no lookup.
 local COMPACT_PACE = 4
+-- What a group visited counts against a step's bytes besides those it holds: a GET costs
+-- about this much whether or not the group exists (an index far below the size its groups
+-- were made for has many empty ones).
+local VISIT_BYTES = 256
 
 -- The postings of `blob` (postings of `size` bytes whose number starts `skip` bytes in)
 -- whose number is `front` (NUMBER bytes) or later; those cut are noted in `cut` by their
@@ -80,7 +84,7 @@ local function compact(meta, walk, prefix, removed, records, front, most)
     local key = group_prefix(prefix, 'b', b) .. string.char(math.floor(group / 65536),
                                                             math.floor(group / 256) % 256,
                                                             group % 256)
-    read = read + compact_group(key, b, width, low)
+    read = read + VISIT_BYTES + compact_group(key, b, width, low)
     at, owed = (at + 1) % all, owed - 1
   end
   redis.call('HSET', walk, 'at', at, 'owed', owed)
