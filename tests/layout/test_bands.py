@@ -25,6 +25,15 @@ def test_ranked_reads_the_newest_of_each_bucket_and_prefers_the_most_shared() ->
     assert bands.read_of([[1, 2, 3, 4], [2, 9], [9, 7]]) == (7, 1)  # 3 + 2 + 2; one in part
 
 
+def test_ranked_passes_over_numbers_below_the_lowest_and_takes_the_next() -> None:
+    bands = Bands(16, 4, newest=3, compared=2)
+    buckets = [[1, 2, 3, 4], [2, 9], [9, 7], [3]]
+    assert bands.ranked(buckets) == [9, 3]
+    # (postings the expiry sweep left below its front are no one's: 7 takes 3's place)
+    assert bands.ranked(buckets, lowest=4) == [9, 7]
+    assert bands.ranked(buckets, lowest=10) == []
+
+
 def test_recall_is_the_banding_formula() -> None:
     bands = Bands(16, 4)
     assert bands.recall(1.0) == 1.0
